@@ -1,0 +1,88 @@
+"""Command line: `python -m evaluator --help`."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from pathlib import Path
+
+from evaluator.errors import EvaluatorError, SubmissionError
+
+DEFAULT_DATA_DIR = os.environ.get("DKB_DATA_DIR", "var/data")
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m evaluator", description=__doc__)
+    commands = parser.add_subparsers(dest="command", required=True)
+
+    prepare = commands.add_parser("prepare", help="generate TPC-H data and its columnar cache")
+    prepare.add_argument("--sf", type=float, default=0.01, help="scale factor (default 0.01)")
+    prepare.add_argument("--data-dir", type=Path, default=Path(DEFAULT_DATA_DIR))
+
+    run = commands.add_parser("run", help="evaluate a kernel set and write a JSON report")
+    run.add_argument("kernel_set", type=Path, help="folder with manifest.json and qNN.py files")
+    run.add_argument("--sf", type=float, default=0.01, help="scale factor (default 0.01)")
+    run.add_argument("--data-dir", type=Path, default=Path(DEFAULT_DATA_DIR))
+    run.add_argument("--device", default="auto", help="cpu, cuda or auto (cuda when present)")
+    run.add_argument("--out", type=Path, help="write the report here (default: stdout)")
+    run.add_argument("--baseline", choices=("auto", "compiled", "eager"), default="auto")
+    run.add_argument("--trials", type=int, default=5, help="parameter sets per query (default 5)")
+    run.add_argument("--seed", type=int, help="seed for the random parameters (default: a secret one)")
+    run.add_argument("--max-time", type=float, default=15.0, help="timing budget per query, seconds")
+    run.add_argument("--no-prepare", action="store_true", help="fail rather than generate missing data")
+
+    args = parser.parse_args(argv)
+    try:
+        if args.command == "prepare":
+            from evaluator.tpch.generate import prepare as prepare_data
+
+            print(prepare_data(args.data_dir, args.sf))
+            return 0
+        return _run(args)
+    except SubmissionError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    except EvaluatorError as exc:
+        print(f"evaluator error: {exc}", file=sys.stderr)
+        return 3
+
+
+def _run(args: argparse.Namespace) -> int:
+    import torch
+
+    from evaluator.harness import Options, evaluate
+    from evaluator.kernelset import kernel_set_from_dir
+    from evaluator.timing import TimingPolicy
+    from evaluator.tpch.generate import prepare as prepare_data
+    from evaluator.tpch.generate import sf_dir
+
+    device = args.device
+    if device == "auto":
+        device = "cuda" if torch.cuda.is_available() else "cpu"
+    kernel_set = kernel_set_from_dir(args.kernel_set)
+    folder = sf_dir(args.data_dir, args.sf) if args.no_prepare else prepare_data(args.data_dir, args.sf)
+    options = Options(
+        sf_folder=folder,
+        device=device,
+        baseline=args.baseline,
+        trials=args.trials,
+        seed=args.seed,
+        timing=TimingPolicy(max_time_s=args.max_time, min_time_s=min(1.0, args.max_time)),
+    )
+    report = evaluate(kernel_set, args.kernel_set, options)
+    text = json.dumps(report.to_dict(), indent=2)
+    if args.out:
+        args.out.write_text(text + "\n")
+    else:
+        print(text)
+    for q in report.queries:
+        timing = f"{q.baseline_ms:.3f} ms -> {q.kernel_ms:.3f} ms" if q.kernel_ms else ""
+        print(f"Q{q.query:02d} {q.status:<13} {timing} {q.reason}", file=sys.stderr)
+    print(f"overall speedup {report.overall_speedup}, pass rate {report.pass_rate:.0%}", file=sys.stderr)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,99 @@
+"""The evaluation report: a versioned JSON document (docs/report-schema.md)."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+SCHEMA_VERSION = 1
+
+
+class Status:
+    """Per-query outcome codes; stable, shown to users and stored by the leaderboard."""
+
+    PASSED = "passed"
+    WRONG_ANSWER = "wrong_answer"
+    BUILD_ERROR = "build_error"  # import, compile or signature problem
+    RUNTIME_ERROR = "runtime_error"
+    TIMEOUT = "timeout"
+    NEEDS_GPU = "needs_gpu"  # a CUDA kernel evaluated where no GPU exists: admitted, not run
+    MISSING = "missing"  # the set has no kernel for this query: the baseline stands in
+    REJECTED = "rejected"  # correct, but timed faster than physics allows (roofline fraction > 1)
+
+    ALL = (PASSED, WRONG_ANSWER, BUILD_ERROR, RUNTIME_ERROR, TIMEOUT, NEEDS_GPU, MISSING, REJECTED)
+
+
+@dataclass
+class TimingStats:
+    median_ms: float
+    min_ms: float
+    iqr_ms: float
+    n: int
+    stderr_pct: float
+
+
+@dataclass
+class QueryResult:
+    query: int
+    status: str
+    reason: str = ""
+    baseline_ms: float | None = None
+    kernel_ms: float | None = None
+    speedup: float | None = None
+    roofline_fraction: float | None = None
+    kernel_time_share: float | None = None
+    launches: int | None = None
+    trials: int = 0
+    stats: dict[str, Any] = field(default_factory=dict)  # {"baseline": TimingStats, "kernel": ...}
+
+    @property
+    def passed(self) -> bool:
+        return self.status == Status.PASSED
+
+
+@dataclass
+class Report:
+    harness_version: str
+    hardware: dict[str, Any]
+    scale_factor: float
+    language: str
+    scope: str
+    baseline: str  # "compiled" (torch.compile) or "eager"
+    sandbox: dict[str, Any]
+    queries: list[QueryResult]
+    manifest: dict[str, Any] = field(default_factory=dict)
+    wall_s: float = 0.0
+    schema_version: int = SCHEMA_VERSION
+    overall_speedup: float | None = None
+    geomean_speedup: float | None = None
+    pass_rate: float = 0.0
+    fast_1: float = 0.0
+    fast_2: float = 0.0
+
+    def aggregate(self) -> Report:
+        """Fill the set-level scores the way the paper defines them (docs/evaluation.md)."""
+        results = self.queries
+        total = len(results)
+        self.pass_rate = sum(r.passed for r in results) / total if total else 0.0
+        self.fast_1 = sum(r.passed and (r.speedup or 0) > 1 for r in results) / total if total else 0.0
+        self.fast_2 = sum(r.passed and (r.speedup or 0) > 2 for r in results) / total if total else 0.0
+        baseline_sum = 0.0
+        chosen_sum = 0.0
+        logs: list[float] = []
+        for r in results:
+            if r.baseline_ms is None:
+                # No baseline time: the set cannot be scored honestly (CPU runs of CUDA sets, say).
+                self.overall_speedup = self.geomean_speedup = None
+                return self
+            # A failing or slower kernel falls back to the baseline, as in the paper's headline.
+            chosen = min(r.kernel_ms, r.baseline_ms) if r.passed and r.kernel_ms else r.baseline_ms
+            baseline_sum += r.baseline_ms
+            chosen_sum += chosen
+            logs.append(math.log(r.baseline_ms / chosen))
+        self.overall_speedup = baseline_sum / chosen_sum if chosen_sum else None
+        self.geomean_speedup = math.exp(sum(logs) / len(logs)) if logs else None
+        return self
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)

@@ -1,0 +1,108 @@
+"""Generate TPC-H with DuckDB's dbgen, offline, and write the columnar cache (docs/data-format.md).
+
+Layout of one scale factor's folder:
+    sf<SF>/tpch.duckdb              the database itself: reference answers are computed from it
+    sf<SF>/meta.json                row counts, column dtypes and encodings, string dictionaries
+    sf<SF>/<table>/<column>.npy     one memory-mappable array per column, in dbgen's row order
+"""
+
+from __future__ import annotations
+
+import glob
+import json
+import os
+import shutil
+from pathlib import Path
+
+import duckdb
+import numpy as np
+from tqdm import tqdm
+
+from evaluator.errors import EvaluatorError
+
+FORMAT_VERSION = 1
+TABLES = ("region", "nation", "supplier", "customer", "part", "partsupp", "orders", "lineitem")
+# Low-cardinality strings become int32 codes into a sorted dictionary, so ORDER BY on codes is string
+# order. Free text (names, comments, addresses, phones) is not in the cache yet.
+DICTIONARY_COLUMNS = {
+    "l_returnflag", "l_linestatus", "l_shipinstruct", "l_shipmode", "o_orderstatus", "o_orderpriority",
+    "c_mktsegment", "p_mfgr", "p_brand", "p_type", "p_container", "n_name", "r_name",
+}  # fmt: skip
+
+
+def sf_dir(data_dir: Path, scale_factor: float) -> Path:
+    return Path(data_dir) / f"sf{scale_factor:g}"
+
+
+def tpch_extension_path() -> str:
+    """The tpch extension from the `duckdb-extension-tpch` wheel: DuckDB would otherwise download it."""
+    import duckdb_extension_tpch
+
+    base = os.path.dirname(duckdb_extension_tpch.__file__)
+    found = glob.glob(os.path.join(base, "extensions", f"v{duckdb.__version__}", "tpch.duckdb_extension"))
+    if not found:
+        raise EvaluatorError(f"no tpch extension for DuckDB {duckdb.__version__} under {base}")
+    return found[0]
+
+
+def connect(path: Path, *, read_only: bool = False) -> duckdb.DuckDBPyConnection:
+    con = duckdb.connect(str(path), read_only=read_only)
+    con.execute(f"LOAD '{tpch_extension_path()}'")
+    return con
+
+
+def prepare(data_dir: Path, scale_factor: float, *, progress: bool = True) -> Path:
+    """Generate the scale factor once (idempotent) and return its folder."""
+    target = sf_dir(data_dir, scale_factor)
+    if (target / "meta.json").exists():
+        return target
+    # Build in a sibling folder and rename at the end: a killed run never leaves a half-written cache.
+    building = target.with_name(target.name + ".building")
+    shutil.rmtree(building, ignore_errors=True)
+    building.mkdir(parents=True)
+    con = connect(building / "tpch.duckdb")
+    try:
+        if progress:
+            print(f"generating TPC-H SF{scale_factor:g} with DuckDB dbgen ...", flush=True)
+        con.execute(f"CALL dbgen(sf={scale_factor})")
+        meta = {"format_version": FORMAT_VERSION, "scale_factor": scale_factor, "tables": {}}
+        columns = [(t, c, ty) for t in TABLES for c, ty, *_ in con.execute(f"DESCRIBE {t}").fetchall()]
+        for table, column, sql_type in tqdm(columns, desc="columns", disable=not progress, unit="col"):
+            array, info = _export_column(con, table, column, sql_type)
+            if array is None:
+                continue
+            (building / table).mkdir(exist_ok=True)
+            np.save(building / table / f"{column}.npy", array)
+            entry = meta["tables"].setdefault(table, {"rows": int(len(array)), "columns": {}})
+            entry["columns"][column] = info
+        (building / "meta.json").write_text(json.dumps(meta, indent=1))
+    finally:
+        con.close()
+    os.replace(building, target)
+    return target
+
+
+def _export_column(con, table: str, column: str, sql_type: str) -> tuple[np.ndarray | None, dict]:
+    if sql_type == "DATE":
+        query = f"SELECT ({column} - DATE '1970-01-01')::INTEGER AS v FROM {table}"
+        info = {"dtype": "int32", "encoding": "days_since_1970", "sql_type": sql_type}
+    elif sql_type.startswith("DECIMAL"):
+        # Exact scaled integer divided by 10^scale: IEEE division gives the decimal's nearest double.
+        query = f"SELECT {column}::DOUBLE AS v FROM {table}"
+        info = {"dtype": "float64", "encoding": "decimal_as_float64", "sql_type": sql_type}
+    elif sql_type in ("INTEGER", "BIGINT"):
+        query = f"SELECT {column}::BIGINT AS v FROM {table}"
+        info = {"dtype": "int64", "encoding": "integer", "sql_type": sql_type}
+    elif sql_type == "VARCHAR" and column in DICTIONARY_COLUMNS:
+        values = [
+            row[0] for row in con.execute(f"SELECT DISTINCT {column} FROM {table} ORDER BY 1").fetchall()
+        ]
+        con.execute("CREATE OR REPLACE TEMP TABLE dict AS SELECT unnest(?::VARCHAR[]) AS s", [values])
+        con.execute("DROP TYPE IF EXISTS dkb_enum")
+        con.execute("CREATE TYPE dkb_enum AS ENUM (SELECT s FROM dict)")
+        query = f"SELECT enum_code({column}::dkb_enum)::INTEGER AS v FROM {table}"
+        info = {"dtype": "int32", "encoding": "sorted_dictionary", "sql_type": sql_type, "dictionary": values}
+    else:
+        return None, {}
+    array = con.execute(query).fetchnumpy()["v"]
+    return np.ascontiguousarray(array, dtype=info["dtype"]), info

@@ -1,0 +1,34 @@
+"""Reference answers: DuckDB runs the query's SQL with the same parameters on the same data."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from evaluator.queries import Query
+from evaluator.tpch.generate import connect
+
+
+def reference_answer(sf_folder: Path, query: Query, params: dict[str, Any]) -> dict[str, np.ndarray]:
+    """Result columns by name, in the device encodings (dates as days, decimals as float64)."""
+    con = connect(Path(sf_folder) / "tpch.duckdb", read_only=True)
+    try:
+        relation = con.sql(query.sql(**params))
+        names, types = relation.columns, [str(t) for t in relation.types]
+        sql = ", ".join(_encode(name, sql_type) for name, sql_type in zip(names, types, strict=True))
+        return {k: np.asarray(v) for k, v in con.sql(f"SELECT {sql} FROM relation").fetchnumpy().items()}
+    finally:
+        con.close()
+
+
+def _encode(name: str, sql_type: str) -> str:
+    quoted = f'"{name}"'
+    if sql_type == "DATE":
+        return f"({quoted} - DATE '1970-01-01')::INTEGER AS {quoted}"
+    if sql_type.startswith("DECIMAL") or sql_type in ("DOUBLE", "FLOAT"):
+        return f"{quoted}::DOUBLE AS {quoted}"
+    if sql_type in ("INTEGER", "BIGINT", "HUGEINT", "SMALLINT"):
+        return f"{quoted}::BIGINT AS {quoted}"
+    return quoted

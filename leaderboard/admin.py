@@ -1,0 +1,124 @@
+"""Admin: hardware, queries and submissions; rerun and hide go through the services."""
+
+from __future__ import annotations
+
+from django.contrib import admin, messages
+from django.db.models import QuerySet
+from django.http import HttpRequest
+
+from leaderboard import services
+from leaderboard.models import (
+    EvaluationRun,
+    Hardware,
+    Kernel,
+    LanguageModel,
+    Query,
+    QueryResult,
+    Submission,
+)
+
+
+@admin.register(LanguageModel)
+class LanguageModelAdmin(admin.ModelAdmin):
+    list_display = ["name", "slug"]
+    search_fields = ["name"]
+    prepopulated_fields = {"slug": ["name"]}
+
+
+@admin.register(Query)
+class QueryAdmin(admin.ModelAdmin):
+    list_display = ["number", "name"]
+
+
+@admin.register(Hardware)
+class HardwareAdmin(admin.ModelAdmin):
+    list_display = ["name", "slug", "device", "scale_factor", "peak_bandwidth_gbs", "queue", "active"]
+    list_filter = ["device", "active"]
+
+
+class KernelInline(admin.TabularInline):
+    model = Kernel
+    extra = 0
+    fields = ["query", "source"]
+    readonly_fields = ["query"]
+
+
+class RunInline(admin.TabularInline):
+    model = EvaluationRun
+    extra = 0
+    fields = ["id", "hardware", "status", "kind", "created", "finished", "overall_speedup", "pass_rate"]
+    readonly_fields = fields
+    show_change_link = True
+    can_delete = False
+
+
+@admin.register(Submission)
+class SubmissionAdmin(admin.ModelAdmin):
+    list_display = ["id", "language_model", "language", "scope", "uploader", "created", "hidden"]
+    list_filter = ["hidden", "language", "scope", "language_model"]
+    search_fields = ["language_model__name", "uploader__username", "archive_sha256"]
+    readonly_fields = ["archive_sha256", "created"]
+    inlines = [KernelInline, RunInline]
+    actions = ["hide_submissions", "show_submissions", "rerun_latest"]
+
+    @admin.action(description="Hide submission from public pages")
+    def hide_submissions(self, request: HttpRequest, queryset: QuerySet[Submission]) -> None:
+        for submission in queryset:
+            services.submission_hide(submission=submission)
+        self.message_user(request, f"{queryset.count()} submission(s) hidden.", messages.SUCCESS)
+
+    @admin.action(description="Show submission again")
+    def show_submissions(self, request: HttpRequest, queryset: QuerySet[Submission]) -> None:
+        for submission in queryset:
+            services.submission_hide(submission=submission, hidden=False)
+        self.message_user(request, f"{queryset.count()} submission(s) shown.", messages.SUCCESS)
+
+    @admin.action(description="Rerun evaluation (latest run per hardware)")
+    def rerun_latest(self, request: HttpRequest, queryset: QuerySet[Submission]) -> None:
+        count = 0
+        for submission in queryset:
+            latest: dict[int, EvaluationRun] = {}
+            for run in submission.runs.newest_first():
+                latest.setdefault(run.hardware_id, run)
+            for run in latest.values():
+                services.evaluation_rerun(run=run)
+                count += 1
+        self.message_user(request, f"{count} run(s) queued.", messages.SUCCESS)
+
+
+class QueryResultInline(admin.TabularInline):
+    model = QueryResult
+    extra = 0
+    fields = ["query", "status", "reason", "baseline_ms", "kernel_ms", "speedup", "roofline_fraction"]
+    readonly_fields = fields
+    can_delete = False
+
+
+@admin.register(EvaluationRun)
+class EvaluationRunAdmin(admin.ModelAdmin):
+    list_display = [
+        "id", "submission", "hardware", "status", "kind", "created", "finished", "overall_speedup",
+        "pass_rate", "harness_version", "sandbox_backend",
+    ]  # fmt: skip
+    list_filter = ["status", "kind", "hardware", "harness_version", "sandbox_backend"]
+    list_select_related = ["submission__language_model", "hardware"]
+    readonly_fields = [
+        "submission", "hardware", "status", "kind", "rerun_of", "created", "started", "finished", "attempts",
+        "harness_version", "sandbox_backend", "overall_speedup", "geomean_speedup", "pass_rate", "fast_1",
+        "fast_2", "error", "retryable", "report",
+    ]  # fmt: skip
+    inlines = [QueryResultInline]
+    actions = ["rerun_evaluation"]
+
+    def has_add_permission(self, request: HttpRequest) -> bool:
+        # Runs are created by uploads and reruns only, so each one has a queued task behind it.
+        return False
+
+    @admin.action(description="Rerun evaluation")
+    def rerun_evaluation(self, request: HttpRequest, queryset: QuerySet[EvaluationRun]) -> None:
+        runs = list(queryset.select_related("submission", "hardware"))
+        for run in runs:
+            services.evaluation_rerun(run=run)
+        self.message_user(
+            request, f"{len(runs)} rerun(s) queued; earlier results are kept.", messages.SUCCESS
+        )

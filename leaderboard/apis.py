@@ -1,0 +1,152 @@
+"""REST API: one APIView per operation, nested Input/Output serializers, services for every write."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.core.files.uploadedfile import UploadedFile
+from django.shortcuts import get_object_or_404
+from django.urls import reverse
+from rest_framework import serializers, status
+from rest_framework.permissions import IsAuthenticated
+from rest_framework.request import Request
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from evaluator.errors import SubmissionError
+from leaderboard import services
+from leaderboard.models import EvaluationRun, Submission
+from leaderboard.uploads import kernel_set_read
+
+
+def _error(code: str, detail: str, http_status: int = status.HTTP_400_BAD_REQUEST) -> Response:
+    return Response({"code": code, "detail": detail}, status=http_status)
+
+
+def _first_error(errors: dict[str, Any]) -> str:
+    field, problems = next(iter(errors.items()))
+    return f"{field}: {problems[0] if isinstance(problems, list) else problems}"
+
+
+class FileOrTextField(serializers.Field):
+    """manifest.json as an uploaded file, or its JSON text in a form field; checked by the reader."""
+
+    def to_internal_value(self, data: Any) -> UploadedFile | str:
+        if isinstance(data, UploadedFile | str):
+            return data
+        raise serializers.ValidationError("send manifest.json as a file or as JSON text")
+
+    def to_representation(self, value: Any) -> str:
+        return str(value)
+
+
+def _run_summary(request: Request, run: EvaluationRun) -> dict[str, Any]:
+    return {
+        "id": run.pk,
+        "url": request.build_absolute_uri(reverse("api_run_detail", args=[run.pk])),
+        "status": run.status,
+        "hardware": run.hardware.slug,
+    }
+
+
+class SubmissionCreateApi(APIView):
+    """Upload a kernel set: `archive`, or `manifest` plus files named qNN.py. Answers 202 with the runs."""
+
+    permission_classes = [IsAuthenticated]
+
+    class InputSerializer(serializers.Serializer):
+        archive = serializers.FileField(required=False, allow_empty_file=True)
+        manifest = FileOrTextField(required=False)
+
+    class OutputSerializer(serializers.Serializer):
+        submission = serializers.IntegerField()
+        url = serializers.URLField()
+        runs = serializers.ListField(child=serializers.DictField())
+
+    def post(self, request: Request) -> Response:
+        serializer = self.InputSerializer(data=request.data)
+        if not serializer.is_valid():
+            return _error("invalid_input", _first_error(serializer.errors))
+        # Kernel files come under any field name; their file names (qNN.py) are what counts.
+        files = [
+            f for key, uploads in request.FILES.lists() if key not in ("archive", "manifest") for f in uploads
+        ]
+        try:
+            upload = kernel_set_read(
+                archive=serializer.validated_data.get("archive"),
+                manifest=serializer.validated_data.get("manifest"),
+                files=files,
+            )
+            submission = services.submission_create(
+                uploader=request.user, kernel_set=upload.kernel_set, archive_sha256=upload.sha256
+            )
+        except SubmissionError as exc:
+            return _error(exc.code, exc.message)
+        runs = submission.runs.select_related("hardware").order_by("id")
+        data = self.OutputSerializer(
+            {
+                "submission": submission.pk,
+                "url": request.build_absolute_uri(submission.get_absolute_url()),
+                "runs": [_run_summary(request, run) for run in runs],
+            }
+        ).data
+        return Response(data, status=status.HTTP_202_ACCEPTED)
+
+
+class EvaluationRunDetailApi(APIView):
+    """A run's status and, once it succeeded, its scores and full report."""
+
+    class OutputSerializer(serializers.ModelSerializer):
+        submission = serializers.IntegerField(source="submission_id")
+        hardware = serializers.SlugRelatedField(slug_field="slug", read_only=True)
+        final = serializers.BooleanField(source="is_final")
+
+        class Meta:
+            model = EvaluationRun
+            fields = [
+                "id", "submission", "hardware", "status", "final", "kind", "created", "started", "finished",
+                "harness_version", "sandbox_backend", "overall_speedup", "geomean_speedup", "pass_rate",
+                "fast_1", "fast_2", "error", "report",
+            ]  # fmt: skip
+
+    def get(self, request: Request, run_id: int) -> Response:
+        runs = EvaluationRun.objects.select_related("hardware", "submission")
+        run = get_object_or_404(runs, pk=run_id, submission__in=Submission.objects.visible_to(request.user))
+        return Response(self.OutputSerializer(run).data)
+
+
+class SubmissionDetailApi(APIView):
+    """A submission's manifest, kernels' queries and runs (newest first)."""
+
+    class OutputSerializer(serializers.ModelSerializer):
+        model = serializers.CharField(source="language_model.name")
+        uploader = serializers.CharField(source="uploader.username")
+        queries = serializers.SerializerMethodField()
+        runs = serializers.SerializerMethodField()
+        url = serializers.SerializerMethodField()
+
+        class Meta:
+            model = Submission
+            fields = [
+                "id", "url", "model", "language", "scope", "context", "agent", "repair_rounds", "notes",
+                "uploader", "created", "archive_sha256", "queries", "runs",
+            ]  # fmt: skip
+
+        def get_queries(self, submission: Submission) -> list[int]:
+            return [kernel.query.number for kernel in submission.kernels.select_related("query")]
+
+        def get_runs(self, submission: Submission) -> list[dict[str, Any]]:
+            request = self.context["request"]
+            return [
+                _run_summary(request, run)
+                | {"overall_speedup": run.overall_speedup, "pass_rate": run.pass_rate}
+                for run in submission.runs.newest_first()
+            ]
+
+        def get_url(self, submission: Submission) -> str:
+            return self.context["request"].build_absolute_uri(submission.get_absolute_url())
+
+    def get(self, request: Request, submission_id: int) -> Response:
+        submissions = Submission.objects.visible_to(request.user).select_related("language_model", "uploader")
+        submission = get_object_or_404(submissions, pk=submission_id)
+        return Response(self.OutputSerializer(submission, context={"request": request}).data)

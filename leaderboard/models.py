@@ -1,0 +1,392 @@
+"""What the leaderboard stores: LLMs, queries, hardware, kernel sets, their evaluation runs and results.
+
+Reads live here as QuerySet methods; writes are services (leaderboard/services.py).
+"""
+
+from __future__ import annotations
+
+import enum
+from typing import Any
+
+from django.conf import settings
+from django.db import models
+from django.db.models import F, OuterRef, Q, Subquery
+from django.urls import reverse
+from django.utils import timezone
+
+from evaluator.kernelset import KernelSet, Manifest
+from evaluator.report import Status as ReportStatus
+
+
+class LanguageModel(models.Model):
+    """An LLM that wrote kernels, named as the manifest names it."""
+
+    name = models.CharField(max_length=100)
+    slug = models.SlugField(max_length=100, unique=True)
+
+    class Meta:
+        ordering = ["name"]
+
+    def __str__(self) -> str:
+        return self.name
+
+
+class QueryQuerySet(models.QuerySet["Query"]):
+    def by_number(self) -> QueryQuerySet:
+        """Queries in benchmark order (Q1 first)."""
+        return self.order_by("number")
+
+
+class Query(models.Model):
+    """A benchmark query, loaded from `evaluator.queries` by `manage.py dkb_setup`."""
+
+    number = models.PositiveSmallIntegerField(unique=True)
+    name = models.CharField(max_length=100)
+    sql = models.TextField()
+    torchplan_source = models.TextField()
+
+    objects = QueryQuerySet.as_manager()
+
+    class Meta:
+        ordering = ["number"]
+        verbose_name_plural = "queries"
+        constraints = [
+            models.CheckConstraint(condition=Q(number__gte=1, number__lte=22), name="query_number_in_tpch"),
+        ]
+
+    def __str__(self) -> str:
+        return f"Q{self.number} {self.name}"
+
+    def get_absolute_url(self) -> str:
+        return reverse("query_detail", args=[self.number])
+
+    @property
+    def slug(self) -> str:
+        return f"q{self.number:02d}"
+
+    @property
+    def label(self) -> str:
+        return f"Q{self.number}"
+
+
+class HardwareQuerySet(models.QuerySet["Hardware"]):
+    def active(self) -> HardwareQuerySet:
+        """Hardware that new submissions are evaluated on."""
+        return self.filter(active=True)
+
+
+class Hardware(models.Model):
+    """Where runs are evaluated: one django-q2 queue (cluster) per machine kind."""
+
+    class Device(models.TextChoices):
+        CPU = "cpu", "CPU (Triton interpreter)"
+        CUDA = "cuda", "CUDA GPU"
+
+    slug = models.SlugField(max_length=100, unique=True)
+    name = models.CharField(max_length=200)
+    device = models.CharField(max_length=8, choices=Device.choices)
+    peak_bandwidth_gbs = models.FloatField(
+        null=True, blank=True, help_text="datasheet peak, for the roofline"
+    )
+    scale_factor = models.FloatField(default=0.01)
+    active = models.BooleanField(default=True)
+    queue = models.CharField(max_length=100, help_text="the django-q2 cluster name its worker listens on")
+
+    objects = HardwareQuerySet.as_manager()
+
+    class Meta:
+        ordering = ["name"]
+        verbose_name_plural = "hardware"
+        constraints = [
+            models.CheckConstraint(condition=Q(device__in=["cpu", "cuda"]), name="hardware_device_known"),
+            models.CheckConstraint(condition=Q(scale_factor__gt=0), name="hardware_scale_factor_positive"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.name} (SF{self.scale_factor:g})"
+
+    @property
+    def is_cpu(self) -> bool:
+        return self.device == self.Device.CPU
+
+
+class SubmissionQuerySet(models.QuerySet["Submission"]):
+    def visible(self) -> SubmissionQuerySet:
+        """Submissions shown to the public (not hidden by an admin)."""
+        return self.filter(hidden=False)
+
+    def visible_to(self, user: Any) -> SubmissionQuerySet:
+        """Public submissions, plus a hidden one for its uploader and for staff."""
+        if user.is_staff:
+            return self.all()
+        if user.is_authenticated:
+            return self.filter(Q(hidden=False) | Q(uploader=user))
+        return self.visible()
+
+    def recent(self) -> SubmissionQuerySet:
+        """Newest first, with what a list row shows."""
+        return self.select_related("language_model", "uploader").order_by("-created", "-id")
+
+
+class Submission(models.Model):
+    """One uploaded kernel set; its manifest fields are stored as columns."""
+
+    class Language(models.TextChoices):
+        TRITON = "triton", "Triton"
+        CUDA = "cuda", "CUDA"
+
+    class Scope(models.TextChoices):
+        FULL = "full", "full query"
+        CORE = "core", "core snippet"
+
+    class Context(models.TextChoices):
+        WORKLOAD = "workload", "workload"
+        HARDWARE = "hardware", "hardware"
+        BOTH = "both", "workload + hardware"
+        NONE = "none", "none"
+
+    uploader = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="submissions"
+    )
+    language_model = models.ForeignKey(LanguageModel, on_delete=models.PROTECT, related_name="submissions")
+    language = models.CharField(max_length=8, choices=Language.choices)
+    scope = models.CharField(max_length=8, choices=Scope.choices)
+    context = models.CharField(max_length=10, choices=Context.choices, default=Context.NONE)
+    agent = models.CharField(max_length=200, blank=True)
+    repair_rounds = models.PositiveIntegerField(default=0)
+    notes = models.TextField(blank=True)
+    archive_sha256 = models.CharField(max_length=64, blank=True)
+    created = models.DateTimeField(default=timezone.now)
+    hidden = models.BooleanField(default=False, help_text="hidden from public pages (e.g. caught cheating)")
+
+    objects = SubmissionQuerySet.as_manager()
+
+    class Meta:
+        ordering = ["-created"]
+        indexes = [models.Index(fields=["hidden", "-created"])]
+        constraints = [
+            models.CheckConstraint(
+                condition=Q(language__in=["triton", "cuda"]), name="submission_language_known"
+            ),
+            models.CheckConstraint(condition=Q(scope__in=["full", "core"]), name="submission_scope_known"),
+        ]
+
+    def __str__(self) -> str:
+        return f"#{self.pk} {self.language_model} {self.get_language_display()}-{self.scope}"
+
+    def get_absolute_url(self) -> str:
+        return reverse("submission_detail", args=[self.pk])
+
+    @property
+    def configuration(self) -> str:
+        """The paper's name for a configuration, e.g. "Triton-full"."""
+        return f"{self.get_language_display()}-{self.scope}"
+
+    def manifest(self) -> Manifest:
+        return Manifest(
+            model=self.language_model.name,
+            language=self.language,
+            scope=self.scope,
+            context=self.context,
+            agent=self.agent,
+            repair_rounds=self.repair_rounds,
+            notes=self.notes,
+        )
+
+    def kernel_set(self) -> KernelSet:
+        """The set as the evaluator reads it, rebuilt from the stored rows."""
+        kernels = {k.query.number: k.source for k in self.kernels.select_related("query")}
+        return KernelSet(manifest=self.manifest(), kernels=kernels)
+
+
+class Kernel(models.Model):
+    """One qNN.py file of a submission."""
+
+    submission = models.ForeignKey(Submission, on_delete=models.CASCADE, related_name="kernels")
+    query = models.ForeignKey(Query, on_delete=models.PROTECT, related_name="kernels")
+    source = models.TextField()
+
+    class Meta:
+        ordering = ["query__number"]
+        constraints = [
+            models.UniqueConstraint(fields=["submission", "query"], name="kernel_one_per_query"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.query.slug}.py of submission #{self.submission_id}"
+
+    @property
+    def filename(self) -> str:
+        return f"{self.query.slug}.py"
+
+
+class EvaluationRunQuerySet(models.QuerySet["EvaluationRun"]):
+    def ranked(self, *, hardware: Hardware | None = None) -> EvaluationRunQuerySet:
+        """The latest succeeded ranked run per visible submission and hardware, best first."""
+        latest = (
+            EvaluationRun.objects.filter(
+                submission=OuterRef("submission"),
+                hardware=OuterRef("hardware"),
+                status=EvaluationRun.Status.SUCCEEDED,
+                kind=EvaluationRun.Kind.RANKED,
+            )
+            .order_by("-finished", "-id")
+            .values("id")[:1]
+        )
+        runs = self.filter(
+            status=EvaluationRun.Status.SUCCEEDED,
+            kind=EvaluationRun.Kind.RANKED,
+            submission__hidden=False,
+            id=Subquery(latest),
+        )
+        if hardware is not None:
+            runs = runs.filter(hardware=hardware)
+        return runs.select_related("submission__language_model", "submission__uploader", "hardware").order_by(
+            F("overall_speedup").desc(nulls_last=True), F("pass_rate").desc(nulls_last=True), "finished"
+        )
+
+    def pending(self) -> EvaluationRunQuerySet:
+        """Runs still waiting for or in evaluation."""
+        return self.filter(status__in=[EvaluationRun.Status.QUEUED, EvaluationRun.Status.RUNNING])
+
+    def newest_first(self) -> EvaluationRunQuerySet:
+        """All runs, the latest first, with their hardware."""
+        return self.select_related("hardware").order_by("-created", "-id")
+
+
+class EvaluationRun(models.Model):
+    """One evaluation of a submission on one hardware. Reruns add rows; history is never overwritten."""
+
+    class Status(models.TextChoices):
+        QUEUED = "queued", "queued"
+        RUNNING = "running", "running"
+        SUCCEEDED = "succeeded", "succeeded"
+        FAILED = "failed", "failed"
+
+        # nonmember: a plain tuple in an enum body would itself become a member.
+        FINAL = enum.nonmember(("succeeded", "failed"))
+
+    class Kind(models.TextChoices):
+        RANKED = "ranked", "ranked"
+        FEEDBACK = "feedback", "feedback only"
+
+    submission = models.ForeignKey(Submission, on_delete=models.CASCADE, related_name="runs")
+    hardware = models.ForeignKey(Hardware, on_delete=models.PROTECT, related_name="runs")
+    status = models.CharField(max_length=10, choices=Status.choices, default=Status.QUEUED)
+    kind = models.CharField(max_length=10, choices=Kind.choices, default=Kind.RANKED)
+    rerun_of = models.ForeignKey(
+        "self", on_delete=models.SET_NULL, null=True, blank=True, related_name="reruns"
+    )
+    created = models.DateTimeField(default=timezone.now)
+    started = models.DateTimeField(null=True, blank=True)
+    finished = models.DateTimeField(null=True, blank=True)
+    attempts = models.PositiveIntegerField(default=0)
+    harness_version = models.CharField(max_length=40, blank=True)
+    sandbox_backend = models.CharField(max_length=20, blank=True)
+    report = models.JSONField(null=True, blank=True)
+    error = models.TextField(blank=True)
+    retryable = models.BooleanField(default=False)
+    overall_speedup = models.FloatField(null=True, blank=True)
+    geomean_speedup = models.FloatField(null=True, blank=True)
+    pass_rate = models.FloatField(null=True, blank=True)
+    fast_1 = models.FloatField(null=True, blank=True)
+    fast_2 = models.FloatField(null=True, blank=True)
+
+    objects = EvaluationRunQuerySet.as_manager()
+
+    class Meta:
+        ordering = ["-created"]
+        indexes = [models.Index(fields=["submission", "hardware", "status"])]
+        constraints = [
+            models.CheckConstraint(
+                condition=Q(status__in=["queued", "running", "succeeded", "failed"]), name="run_status_known"
+            ),
+            models.CheckConstraint(
+                condition=Q(pass_rate__isnull=True) | Q(pass_rate__gte=0, pass_rate__lte=1),
+                name="run_pass_rate_is_a_fraction",
+            ),
+            # A succeeded run always carries the report it was scored from.
+            models.CheckConstraint(
+                condition=~Q(status="succeeded") | Q(report__isnull=False, finished__isnull=False),
+                name="run_succeeded_has_report",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"run {self.pk} of submission #{self.submission_id} on {self.hardware_id} ({self.status})"
+
+    def get_absolute_url(self) -> str:
+        return reverse("submission_detail", args=[self.submission_id]) + f"?run={self.pk}"
+
+    @property
+    def is_final(self) -> bool:
+        return self.status in self.Status.FINAL
+
+    @property
+    def isolated(self) -> bool | None:
+        """Whether the kernels ran in an isolating sandbox; None before a report exists."""
+        if not self.report:
+            return None
+        return bool((self.report.get("sandbox") or {}).get("isolated"))
+
+    @property
+    def baseline(self) -> str:
+        """What the kernels were timed against: "compiled" (torch.compile) or "eager" TorchPlan."""
+        return str((self.report or {}).get("baseline", ""))
+
+    @property
+    def duration_s(self) -> float | None:
+        if self.started and self.finished:
+            return (self.finished - self.started).total_seconds()
+        return None
+
+    def mark_failed(self, *, error: str, retryable: bool) -> bool:
+        """Fail this run unless it already finished; False when it had."""
+        updated = (
+            EvaluationRun.objects.filter(id=self.pk)
+            .exclude(status__in=self.Status.FINAL)
+            .update(status=self.Status.FAILED, finished=timezone.now(), error=error, retryable=retryable)
+        )
+        self.refresh_from_db()
+        return bool(updated)
+
+
+class QueryResult(models.Model):
+    """The outcome of one query's kernel in one run, copied out of the report for tables and rankings."""
+
+    class Status(models.TextChoices):
+        PASSED = ReportStatus.PASSED, "passed"
+        WRONG_ANSWER = ReportStatus.WRONG_ANSWER, "wrong answer"
+        BUILD_ERROR = ReportStatus.BUILD_ERROR, "build error"
+        RUNTIME_ERROR = ReportStatus.RUNTIME_ERROR, "runtime error"
+        TIMEOUT = ReportStatus.TIMEOUT, "timeout"
+        NEEDS_GPU = ReportStatus.NEEDS_GPU, "needs a GPU"
+        MISSING = ReportStatus.MISSING, "no kernel"
+        REJECTED = ReportStatus.REJECTED, "rejected (faster than physics)"
+
+    run = models.ForeignKey(EvaluationRun, on_delete=models.CASCADE, related_name="results")
+    query = models.ForeignKey(Query, on_delete=models.PROTECT, related_name="results")
+    status = models.CharField(max_length=16, choices=Status.choices)
+    reason = models.TextField(blank=True)
+    baseline_ms = models.FloatField(null=True, blank=True)
+    kernel_ms = models.FloatField(null=True, blank=True)
+    speedup = models.FloatField(null=True, blank=True)
+    roofline_fraction = models.FloatField(null=True, blank=True)
+    kernel_time_share = models.FloatField(null=True, blank=True)
+    launches = models.PositiveIntegerField(null=True, blank=True)
+    trials = models.PositiveIntegerField(default=0)
+    stats = models.JSONField(default=dict, blank=True)
+
+    class Meta:
+        ordering = ["query__number"]
+        constraints = [
+            models.UniqueConstraint(fields=["run", "query"], name="result_one_per_query_and_run"),
+            models.CheckConstraint(condition=Q(status__in=ReportStatus.ALL), name="result_status_known"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.query.label} in run {self.run_id}: {self.status}"
+
+    @property
+    def passed(self) -> bool:
+        return self.status == self.Status.PASSED

@@ -1,0 +1,196 @@
+"""Every write the leaderboard makes. Views, the API, admin actions, commands and tasks call these.
+
+Services are keyword-only `<entity>_<action>` functions; each runs in one transaction and queues work only
+after that transaction commits, so a worker never sees a half-stored submission.
+"""
+
+from __future__ import annotations
+
+import logging
+import uuid
+from typing import Any
+
+from django.contrib.auth.base_user import AbstractBaseUser
+from django.core.cache import cache
+from django.db import transaction
+from django.db.models import F
+from django.utils import timezone
+from django.utils.text import slugify
+from rest_framework.authtoken.models import Token
+
+from evaluator.errors import SubmissionError
+from evaluator.kernelset import KernelSet
+from leaderboard.models import EvaluationRun, Hardware, Kernel, LanguageModel, Query, QueryResult, Submission
+
+log = logging.getLogger(__name__)
+
+GENERATION_KEY = "dkb:generation"
+EVALUATION_TASK = "leaderboard.tasks.evaluation_execute"
+
+
+def cache_generation() -> str:
+    """The current results generation; cached pages and charts put it in their keys."""
+    generation = cache.get(GENERATION_KEY)
+    if generation is None:
+        generation = results_changed()
+    return generation
+
+
+def results_changed() -> str:
+    """Start a new cache generation: everything cached under the old one is never read again."""
+    # A random token rather than a counter: no read-modify-write race between web and worker processes.
+    generation = uuid.uuid4().hex[:12]
+    cache.set(GENERATION_KEY, generation, timeout=None)
+    return generation
+
+
+def language_model_get_or_create(*, name: str) -> LanguageModel:
+    slug = slugify(name)[:100] or "model"
+    model, _ = LanguageModel.objects.get_or_create(slug=slug, defaults={"name": name})
+    return model
+
+
+@transaction.atomic
+def submission_create(
+    *,
+    uploader: AbstractBaseUser,
+    kernel_set: KernelSet,
+    archive_sha256: str = "",
+    enqueue: bool = True,
+) -> Submission:
+    """Store a validated kernel set and queue a ranked run on every active hardware.
+
+    With `enqueue=False` the runs are created but not sent to a worker (the caller evaluates them itself,
+    as `manage.py dkb_submit --wait` does).
+    """
+    queries = {q.number: q for q in Query.objects.filter(number__in=kernel_set.kernels)}
+    unknown = sorted(set(kernel_set.kernels) - set(queries))
+    if unknown:
+        names = ", ".join(f"q{n:02d}.py" for n in unknown)
+        raise SubmissionError("query_not_in_benchmark", f"{names}: not in the benchmark yet")
+    manifest = kernel_set.manifest
+    submission = Submission.objects.create(
+        uploader=uploader,
+        language_model=language_model_get_or_create(name=manifest.model),
+        language=manifest.language,
+        scope=manifest.scope,
+        context=manifest.context,
+        agent=manifest.agent,
+        repair_rounds=manifest.repair_rounds,
+        notes=manifest.notes,
+        archive_sha256=archive_sha256,
+    )
+    Kernel.objects.bulk_create(
+        Kernel(submission=submission, query=queries[number], source=source)
+        for number, source in sorted(kernel_set.kernels.items())
+    )
+    for hardware in Hardware.objects.active():
+        evaluation_enqueue(submission=submission, hardware=hardware, enqueue=enqueue)
+    return submission
+
+
+@transaction.atomic
+def evaluation_enqueue(
+    *,
+    submission: Submission,
+    hardware: Hardware,
+    kind: str = EvaluationRun.Kind.RANKED,
+    rerun_of: EvaluationRun | None = None,
+    enqueue: bool = True,
+) -> EvaluationRun:
+    """Create a queued run and hand its id to the hardware's worker once the transaction commits."""
+    run = EvaluationRun.objects.create(submission=submission, hardware=hardware, kind=kind, rerun_of=rerun_of)
+    if enqueue:
+        transaction.on_commit(lambda: _send_to_worker(run))
+    return run
+
+
+def _send_to_worker(run: EvaluationRun) -> None:
+    # Imported here: django_q's broker modules read settings at import time.
+    from django_q.tasks import async_task
+
+    async_task(EVALUATION_TASK, run.id, cluster=run.hardware.queue, task_name=f"evaluate-run-{run.id}")
+
+
+def evaluation_rerun(*, run: EvaluationRun) -> EvaluationRun:
+    """Evaluate the same submission on the same hardware again, as a new run beside the old one."""
+    return evaluation_enqueue(submission=run.submission, hardware=run.hardware, kind=run.kind, rerun_of=run)
+
+
+def evaluation_claim(*, run_id: int, backend: str) -> EvaluationRun | None:
+    """Move a queued run to running; None when it is gone or another worker already has it."""
+    claimed = EvaluationRun.objects.filter(id=run_id, status=EvaluationRun.Status.QUEUED).update(
+        status=EvaluationRun.Status.RUNNING,
+        started=timezone.now(),
+        sandbox_backend=backend,
+        attempts=F("attempts") + 1,
+    )
+    if not claimed:
+        return None
+    return EvaluationRun.objects.select_related("hardware", "submission").get(id=run_id)
+
+
+@transaction.atomic
+def evaluation_record(*, run: EvaluationRun, report: dict[str, Any]) -> EvaluationRun:
+    """Store a finished evaluation's report, its per-query results and the set-level scores."""
+    run = EvaluationRun.objects.select_for_update().get(id=run.pk)
+    if run.is_final:
+        raise ValueError(f"run {run.pk} is already {run.status}; a rerun is a new run")
+    queries = {q.number: q for q in Query.objects.all()}
+    results = []
+    for row in report.get("queries", []):
+        query = queries.get(row.get("query"))
+        if query is None:
+            log.warning("run %s: report has Q%s, which is not loaded; skipped", run.pk, row.get("query"))
+            continue
+        results.append(
+            QueryResult(
+                run=run,
+                query=query,
+                status=row["status"],
+                reason=(row.get("reason") or "")[:10000],
+                baseline_ms=row.get("baseline_ms"),
+                kernel_ms=row.get("kernel_ms"),
+                speedup=row.get("speedup"),
+                roofline_fraction=row.get("roofline_fraction"),
+                kernel_time_share=row.get("kernel_time_share"),
+                launches=row.get("launches"),
+                trials=row.get("trials") or 0,
+                stats=row.get("stats") or {},
+            )
+        )
+    QueryResult.objects.bulk_create(results)
+    run.report = report
+    run.harness_version = str(report.get("harness_version", ""))
+    run.sandbox_backend = str((report.get("sandbox") or {}).get("backend", run.sandbox_backend))
+    for field in ("overall_speedup", "geomean_speedup", "pass_rate", "fast_1", "fast_2"):
+        setattr(run, field, report.get(field))
+    run.status = EvaluationRun.Status.SUCCEEDED
+    run.finished = timezone.now()
+    run.error = ""
+    run.save()
+    transaction.on_commit(results_changed)
+    return run
+
+
+def evaluation_fail(*, run: EvaluationRun, error: str, retryable: bool) -> EvaluationRun:
+    """Record that the evaluation itself could not be done (not that kernels failed: that is a result)."""
+    if not run.mark_failed(error=error[:20000], retryable=retryable):
+        log.warning("run %s had already finished; failure not recorded: %s", run.pk, error)
+    return run
+
+
+@transaction.atomic
+def submission_hide(*, submission: Submission, hidden: bool = True) -> Submission:
+    """Hide a submission from every public page and ranking (or show it again)."""
+    submission.hidden = hidden
+    submission.save(update_fields=["hidden"])
+    transaction.on_commit(results_changed)
+    return submission
+
+
+@transaction.atomic
+def api_token_rotate(*, user: AbstractBaseUser) -> Token:
+    """Replace the user's API token with a new one; the old one stops working at once."""
+    Token.objects.filter(user=user).delete()
+    return Token.objects.create(user=user)

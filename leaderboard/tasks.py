@@ -1,0 +1,58 @@
+"""django-q2 tasks: they receive ids, claim the row atomically and call services."""
+
+from __future__ import annotations
+
+import logging
+import tempfile
+from pathlib import Path
+
+from django.conf import settings
+
+import sandbox
+from leaderboard import services
+
+log = logging.getLogger(__name__)
+
+PROCESS_SANDBOX_WARNING = (
+    "WARNING: DKB_SANDBOX=process: submitted kernels run WITHOUT isolation (no bubblewrap). "
+    "Use this only for your own kernels; every run records that it was not isolated."
+)
+
+
+def evaluation_execute(run_id: int) -> str:
+    """Evaluate one queued run in the sandbox and record its report; returns what happened, for the log."""
+    backend = settings.DKB_SANDBOX
+    run = services.evaluation_claim(run_id=run_id, backend=backend)
+    if run is None:
+        return f"run {run_id}: not queued (gone, or claimed by another worker)"
+    if backend == "process":
+        print(PROCESS_SANDBOX_WARNING, flush=True)
+    hardware = run.hardware
+    job_timeout = settings.DKB_EVAL_TIMEOUT_S
+    try:
+        with tempfile.TemporaryDirectory(prefix=f"dkb-run-{run.pk}-") as scratch:
+            kernel_dir = Path(scratch) / "kernels"
+            run.submission.kernel_set().write(kernel_dir)
+            report = sandbox.evaluate(
+                sandbox.Job(
+                    kernel_dir=kernel_dir,
+                    data_dir=settings.DKB_DATA_DIR,
+                    scale_factor=hardware.scale_factor,
+                    device=hardware.device,
+                    timeout_s=job_timeout,
+                ),
+                backend=backend,
+            )
+    except sandbox.SandboxError as exc:
+        # Ours, not the submitter's: kept on the run for admins, retryable by a rerun.
+        log.error("run %s: evaluation failed: %s", run.pk, exc)
+        services.evaluation_fail(run=run, error=f"{type(exc).__name__}: {exc}", retryable=True)
+        return f"run {run_id}: failed ({type(exc).__name__})"
+    except Exception as exc:
+        log.exception("run %s: unexpected error", run.pk)
+        services.evaluation_fail(
+            run=run, error=f"internal error: {type(exc).__name__}: {exc}", retryable=True
+        )
+        raise
+    services.evaluation_record(run=run, report=report)
+    return f"run {run_id}: succeeded"

@@ -1,0 +1,50 @@
+"""Template filters for numbers as the benchmark states them, and highlighted source."""
+
+from __future__ import annotations
+
+from django import template
+from django.utils.safestring import SafeString, mark_safe
+from pygments import highlight as pygments_highlight
+from pygments.formatters import HtmlFormatter
+from pygments.lexers import PythonLexer, SqlLexer
+
+register = template.Library()
+
+_LEXERS = {"python": PythonLexer, "sql": SqlLexer}
+# Line numbers in a table keep them out of copy-paste; the CSS is static/leaderboard/pygments.css.
+_FORMATTER = HtmlFormatter(cssclass="highlight", linenos="table", wrapcode=True)
+
+
+@register.filter
+def highlight(source: str, language: str = "python") -> SafeString:
+    """Source as highlighted HTML; Pygments escapes every token, so the result is safe."""
+    return mark_safe(pygments_highlight(source or "", _LEXERS[language](), _FORMATTER))  # noqa: S308
+
+
+@register.filter
+def speedup(value: float | None) -> str:
+    return "–" if value is None else f"{value:.2f}×"
+
+
+@register.filter
+def percent(value: float | None) -> str:
+    return "–" if value is None else f"{value * 100:.0f}%"
+
+
+@register.filter
+def ms(value: float | None) -> str:
+    if value is None:
+        return "–"
+    return f"{value:.3f}" if value < 10 else f"{value:.1f}"
+
+
+@register.filter
+def speedup_class(value: float | None) -> str:
+    """A CSS class for how a speedup reads: faster, about even, or slower than the baseline."""
+    if value is None:
+        return "na"
+    if value >= 1.05:
+        return "faster"
+    if value > 0.95:
+        return "even"
+    return "slower"

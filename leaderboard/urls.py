@@ -1,0 +1,33 @@
+from __future__ import annotations
+
+from django.contrib import admin
+from django.contrib.auth import views as auth_views
+from django.urls import path
+
+from leaderboard import apis, views
+
+urlpatterns = [
+    path("", views.index, name="index"),
+    path("charts/ranking.svg", views.ranking_chart, name="ranking_chart"),
+    path("submissions/<int:submission_id>/", views.submission_detail, name="submission_detail"),
+    path("queries/", views.query_list, name="query_list"),
+    path("queries/<int:number>/", views.query_detail, name="query_detail"),
+    path("upload/", views.upload, name="upload"),
+    path("upload/token/", views.token_create, name="token_create"),
+    path(
+        "accounts/login/",
+        auth_views.LoginView.as_view(
+            template_name="leaderboard/login.html", redirect_authenticated_user=True
+        ),
+        name="login",
+    ),
+    path("accounts/logout/", auth_views.LogoutView.as_view(), name="logout"),
+    path("api/submissions/", apis.SubmissionCreateApi.as_view(), name="api_submission_create"),
+    path(
+        "api/submissions/<int:submission_id>/",
+        apis.SubmissionDetailApi.as_view(),
+        name="api_submission_detail",
+    ),
+    path("api/runs/<int:run_id>/", apis.EvaluationRunDetailApi.as_view(), name="api_run_detail"),
+    path("admin/", admin.site.urls),
+]

@@ -1,0 +1,164 @@
+"""Public pages: thin functions that fetch, build a context and render a template."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.conf import settings
+from django.contrib import messages
+from django.contrib.auth.decorators import login_required
+from django.core.cache import cache
+from django.db.models import Prefetch
+from django.http import Http404, HttpRequest, HttpResponse
+from django.shortcuts import get_object_or_404, redirect, render
+from django.template.defaultfilters import pluralize
+from django.views.decorators.http import require_http_methods
+from rest_framework.authtoken.models import Token
+
+import evaluator
+from evaluator.errors import SubmissionError
+from leaderboard import charts, services
+from leaderboard.forms import UploadForm
+from leaderboard.models import EvaluationRun, Hardware, Query, QueryResult, Submission
+
+RANKING_CACHE_S = 600
+
+
+def site_context(request: HttpRequest) -> dict[str, Any]:
+    return {"site_name": settings.SITE_NAME, "harness_version": evaluator.HARNESS_VERSION}
+
+
+def _ranking(hardware: Hardware | None) -> list[EvaluationRun]:
+    # Cached under the results generation: a new report or a hidden submission starts a fresh one.
+    key = f"ranking:{services.cache_generation()}:{hardware.pk if hardware else 'all'}"
+    return cache.get_or_set(
+        key, lambda: list(EvaluationRun.objects.ranked(hardware=hardware)), RANKING_CACHE_S
+    )
+
+
+def index(request: HttpRequest) -> HttpResponse:
+    hardware_list = list(Hardware.objects.all())
+    hardware = None
+    if slug := request.GET.get("hardware"):
+        hardware = next((h for h in hardware_list if h.slug == slug), None)
+        if hardware is None:
+            raise Http404("no such hardware")
+    ranking = _ranking(hardware)
+    ctx = {
+        "ranking": ranking,
+        "hardware": hardware,
+        "hardware_list": hardware_list,
+        "has_cpu_rows": any(run.hardware.is_cpu for run in ranking),
+        "pending": EvaluationRun.objects.pending().filter(submission__hidden=False).count(),
+        "recent": Submission.objects.visible().recent()[:8],
+    }
+    return render(request, "leaderboard/index.html", ctx)
+
+
+def ranking_chart(request: HttpRequest) -> HttpResponse:
+    hardware = None
+    if slug := request.GET.get("hardware"):
+        hardware = get_object_or_404(Hardware, slug=slug)
+    key = f"ranking-chart:{services.cache_generation()}:{hardware.pk if hardware else 'all'}"
+    svg = cache.get(key)
+    if svg is None:
+        rows = [
+            charts.Bar(
+                label=f"{run.submission.language_model.name} {run.submission.configuration}",
+                value=run.overall_speedup or 0.0,
+                note=f"{(run.pass_rate or 0) * 100:.0f}% pass",
+            )
+            for run in _ranking(hardware)[:15]
+        ]
+        svg = charts.speedup_bars(rows, title="Overall speedup over the TorchPlan baseline")
+        cache.set(key, svg, RANKING_CACHE_S)
+    response = HttpResponse(svg, content_type="image/svg+xml")
+    response["Cache-Control"] = "public, max-age=60"
+    return response
+
+
+def submission_detail(request: HttpRequest, submission_id: int) -> HttpResponse:
+    submission = get_object_or_404(
+        Submission.objects.visible_to(request.user).select_related("language_model", "uploader"),
+        pk=submission_id,
+    )
+    runs = list(
+        submission.runs.newest_first().prefetch_related(
+            Prefetch("results", queryset=QueryResult.objects.select_related("query"))
+        )
+    )
+    run = None
+    if run_id := request.GET.get("run"):
+        run = next((r for r in runs if str(r.pk) == run_id), None)
+        if run is None:
+            raise Http404("no such run for this submission")
+    else:
+        # The newest run that has results; otherwise the newest one, to show its status.
+        run = next((r for r in runs if r.status == EvaluationRun.Status.SUCCEEDED), runs[0] if runs else None)
+    kernels = list(submission.kernels.select_related("query"))
+    results = {result.query_id: result for result in run.results.all()} if run else {}
+    ctx = {
+        "submission": submission,
+        "runs": runs,
+        "run": run,
+        "results": list(results.values()),
+        "kernels": [(kernel, results.get(kernel.query_id)) for kernel in kernels],
+        "auto_refresh": any(not r.is_final for r in runs),
+    }
+    return render(request, "leaderboard/submission_detail.html", ctx)
+
+
+def query_list(request: HttpRequest) -> HttpResponse:
+    ctx = {"queries": Query.objects.by_number()}
+    return render(request, "leaderboard/query_list.html", ctx)
+
+
+def query_detail(request: HttpRequest, number: int) -> HttpResponse:
+    query = get_object_or_404(Query, number=number)
+    best = (
+        QueryResult.objects.filter(
+            query=query,
+            status=QueryResult.Status.PASSED,
+            run__status=EvaluationRun.Status.SUCCEEDED,
+            run__submission__hidden=False,
+        )
+        .select_related("run__hardware", "run__submission__language_model")
+        .order_by("-speedup")[:10]
+    )
+    ctx = {"query": query, "best": best}
+    return render(request, "leaderboard/query_detail.html", ctx)
+
+
+@login_required
+@require_http_methods(["GET", "POST"])
+def upload(request: HttpRequest) -> HttpResponse:
+    form = UploadForm(request.POST or None, request.FILES or None)
+    if request.method == "POST" and form.is_valid():
+        assert form.upload is not None
+        try:
+            submission = services.submission_create(
+                uploader=request.user, kernel_set=form.upload.kernel_set, archive_sha256=form.upload.sha256
+            )
+        except SubmissionError as exc:
+            form.add_error(None, exc.message)
+        else:
+            count = submission.runs.count()
+            runs = f"{count} evaluation run{pluralize(count)}"
+            messages.success(request, f"Submission #{submission.pk} stored; {runs} queued.")
+            return redirect(submission)
+    token = Token.objects.filter(user=request.user).first()
+    ctx = {
+        "form": form,
+        "token": token,
+        "mine": Submission.objects.filter(uploader=request.user).recent()[:10],
+        "queries": Query.objects.by_number(),
+    }
+    return render(request, "leaderboard/upload.html", ctx, status=400 if form.errors else 200)
+
+
+@login_required
+@require_http_methods(["POST"])
+def token_create(request: HttpRequest) -> HttpResponse:
+    services.api_token_rotate(user=request.user)
+    messages.success(request, "A new API token was created; the old one no longer works.")
+    return redirect("upload")

@@ -157,6 +157,11 @@ def _bubblewrap_command(job: Job, data: Path, out: Path) -> tuple[list[str], dic
         if not any(path.is_relative_to(d) for d in SYSTEM_DIRS):
             command += ["--ro-bind", str(path), str(path)]
     command += ["--ro-bind", str(package), str(INSIDE / "lib" / "evaluator")]
+    # Packages the operator put on PYTHONPATH (wheels unpacked on a GPU host) are visible read-only;
+    # the project's own root is not: it holds the database and other submissions.
+    extra = [p for p in _host_pythonpath() if not (p / "evaluator").exists()]
+    for path in extra:
+        command += ["--ro-bind", str(path), str(path)]
     command += ["--ro-bind", str(Path(job.kernel_dir).resolve()), str(INSIDE / "kernels")]
     command += ["--ro-bind", str(data), str(inside_data)]
     command += ["--bind", str(out), str(INSIDE / "out")]
@@ -165,7 +170,7 @@ def _bubblewrap_command(job: Job, data: Path, out: Path) -> tuple[list[str], dic
         for node in sorted(Path("/dev").glob("nvidia*")):
             if node.is_char_device():
                 command += ["--dev-bind", str(node), str(node)]
-    env = _base_env(job.device) | {"PYTHONPATH": str(INSIDE / "lib")}
+    env = _base_env(job.device) | {"PYTHONPATH": os.pathsep.join(map(str, [INSIDE / "lib", *extra]))}
     for key, value in env.items():
         command += ["--setenv", key, value]
     command += [
@@ -173,6 +178,11 @@ def _bubblewrap_command(job: Job, data: Path, out: Path) -> tuple[list[str], dic
         *_evaluator_args(INSIDE / "kernels", INSIDE / "data", INSIDE / "out/report.json", job),
     ]
     return command, {"PATH": "/usr/bin:/bin"}
+
+
+def _host_pythonpath() -> list[Path]:
+    entries = os.environ.get("PYTHONPATH", "").split(os.pathsep)
+    return [Path(e).resolve() for e in entries if e and Path(e).is_dir()]
 
 
 def _bind_ro(path: Path) -> list[str]:
@@ -186,7 +196,8 @@ def _bind_ro(path: Path) -> list[str]:
 
 def _process_command(job: Job, data: Path, out: Path) -> tuple[list[str], dict[str, str]]:
     package_root = Path(evaluator.__file__).resolve().parent.parent
-    env = _base_env(job.device) | {"PYTHONPATH": str(package_root), "HOME": str(out.parent)}
+    pythonpath = os.pathsep.join(map(str, [package_root, *_host_pythonpath()]))
+    env = _base_env(job.device) | {"PYTHONPATH": pythonpath, "HOME": str(out.parent)}
     for name in ("TRITON_CACHE_DIR", "TORCH_EXTENSIONS_DIR", "TORCHINDUCTOR_CACHE_DIR"):
         env[name] = str(out.parent / name.lower())
     args = _evaluator_args(Path(job.kernel_dir).resolve(), data.parent, out / "report.json", job)

@@ -191,8 +191,13 @@ USE_TZ = True
 STATIC_URL = "/static/"
 STATICFILES_DIRS = [BASE_DIR / "static"]
 STATIC_ROOT = Path(env_str("STATIC_ROOT", str(BASE_DIR / "staticfiles")))
-# Serve straight from static/ when collectstatic has not run (make run), still through WhiteNoise.
+# Serve straight from static/ when collectstatic has not run (make run), still through WhiteNoise,
+# which warns on every request when its root is missing.
 WHITENOISE_USE_FINDERS = True
+try:
+    STATIC_ROOT.mkdir(parents=True, exist_ok=True)
+except OSError:
+    pass
 
 # Uploads are small (a kernel set is at most 8 MiB); keep them in memory and refuse anything larger.
 FILE_UPLOAD_MAX_MEMORY_SIZE = 10 * 1024 * 1024

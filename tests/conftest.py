@@ -1,0 +1,213 @@
+"""The cast every leaderboard test draws on: an uploader, a rival, an admin, clients, hardware, a kernel set.
+
+Tasks go to a queue named for the test session, so a worker started by `make run` on the same Redis or
+database never takes a test's runs (and a test's worker never takes the dev server's).
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from django.contrib.auth.models import User
+from django.test import Client
+from rest_framework.authtoken.models import Token
+from rest_framework.test import APIClient
+
+from evaluator.kernelset import KernelSet, kernel_set_from_dir
+from evaluator.queries import QUERIES
+from evaluator.report import QueryResult as ReportQueryResult
+from evaluator.report import Report
+
+ROOT = Path(__file__).resolve().parent.parent
+EXAMPLES = ROOT / "examples"
+TEST_QUEUE = f"dkb-test-{uuid.uuid4().hex[:8]}"
+PASSWORD = "kernels-are-fast-42"
+
+
+@pytest.fixture(autouse=True)
+def fresh_cache_generation() -> None:
+    """Each test starts a new cache generation, so no cached page survives from another test's data."""
+    from leaderboard.services import results_changed
+
+    results_changed()
+
+
+@pytest.fixture
+def test_queue() -> Iterator[str]:
+    yield TEST_QUEUE
+    from django_q.brokers import get_broker
+
+    # Tasks a test queued but no worker ran must not linger in Redis for the next session.
+    get_broker(TEST_QUEUE).purge_queue()
+
+
+@pytest.fixture
+def q6(db: None) -> Any:
+    from leaderboard.models import Query
+
+    query = QUERIES[6]
+    # Read the plan's file rather than `plan_source()`: that imports torch, seconds per test.
+    source = (ROOT / "evaluator" / "torchplan" / "plans" / f"{query.slug}.py").read_text()
+    return Query.objects.create(number=6, name=query.name, sql=query.sql(), torchplan_source=source)
+
+
+@pytest.fixture
+def cpu(db: None, test_queue: str) -> Any:
+    """The CPU hardware every test submission is evaluated on."""
+    from leaderboard.models import Hardware
+
+    return Hardware.objects.create(
+        slug="cpu-test", name="Test CPU", device=Hardware.Device.CPU, scale_factor=0.01, queue=test_queue
+    )
+
+
+@pytest.fixture
+def gpu(db: None, test_queue: str) -> Any:
+    from leaderboard.models import Hardware
+
+    return Hardware.objects.create(
+        slug="cuda-h200",
+        name="NVIDIA H200",
+        device=Hardware.Device.CUDA,
+        peak_bandwidth_gbs=4800.0,
+        scale_factor=10,
+        queue=f"{test_queue}-gpu",
+    )
+
+
+@pytest.fixture
+def password() -> str:
+    return PASSWORD
+
+
+@pytest.fixture
+def uploader(db: None) -> User:
+    return User.objects.create_user("ada", "ada@example.org", PASSWORD)
+
+
+@pytest.fixture
+def rival(db: None) -> User:
+    return User.objects.create_user("grace", "grace@example.org", PASSWORD)
+
+
+@pytest.fixture
+def admin(db: None) -> User:
+    return User.objects.create_superuser("root", "root@example.org", PASSWORD)
+
+
+@pytest.fixture
+def anonymous() -> Client:
+    return Client()
+
+
+@pytest.fixture
+def uploader_client(uploader: User) -> Client:
+    client = Client()
+    client.force_login(uploader)
+    return client
+
+
+@pytest.fixture
+def admin_client(admin: User) -> Client:
+    client = Client()
+    client.force_login(admin)
+    return client
+
+
+@pytest.fixture
+def api_client(uploader: User) -> APIClient:
+    """The uploader's script: authenticated by API token, as `curl -H "Authorization: Token ..."`."""
+    token = Token.objects.create(user=uploader)
+    client = APIClient()
+    client.credentials(HTTP_AUTHORIZATION=f"Token {token.key}")
+    return client
+
+
+@pytest.fixture
+def example_dir() -> Path:
+    return EXAMPLES / "triton-q06-full"
+
+
+@pytest.fixture
+def kernel_set(example_dir: Path) -> KernelSet:
+    return kernel_set_from_dir(example_dir)
+
+
+@pytest.fixture
+def make_report() -> Callable[..., dict[str, Any]]:
+    """A report as `sandbox.evaluate` returns it, for one Q6 result."""
+
+    def make(
+        *,
+        status: str = "passed",
+        baseline_ms: float | None = 2.0,
+        kernel_ms: float | None = 1.0,
+        reason: str = "",
+        backend: str = "bubblewrap",
+        baseline: str = "compiled",
+        device: str = "cpu",
+    ) -> dict[str, Any]:
+        speedup = baseline_ms / kernel_ms if baseline_ms and kernel_ms and status == "passed" else None
+        report = Report(
+            harness_version="0.1.0",
+            hardware={"name": "Test CPU", "device": device},
+            scale_factor=0.01,
+            language="triton",
+            scope="full",
+            baseline=baseline,
+            sandbox={"backend": backend, "isolated": backend == "bubblewrap"},
+            queries=[
+                ReportQueryResult(
+                    query=6,
+                    status=status,
+                    reason=reason,
+                    baseline_ms=baseline_ms,
+                    kernel_ms=kernel_ms,
+                    speedup=speedup,
+                    roofline_fraction=0.42 if speedup else None,
+                    trials=5,
+                )
+            ],
+        )
+        return report.aggregate().to_dict()
+
+    return make
+
+
+@pytest.fixture
+def submit(q6: Any, cpu: Any, uploader: User, kernel_set: KernelSet) -> Callable[..., Any]:
+    """Store a submission through the service (queued run on the CPU, nothing sent to a worker)."""
+    from leaderboard import services
+
+    def make(*, user: User | None = None, model: str | None = None, scope: str = "full") -> Any:
+        manifest = kernel_set.manifest
+        if model or scope != manifest.scope:
+            from dataclasses import replace
+
+            manifest = replace(manifest, model=model or manifest.model, scope=scope)
+        return services.submission_create(
+            uploader=user or uploader,
+            kernel_set=KernelSet(manifest=manifest, kernels=kernel_set.kernels),
+            enqueue=False,
+        )
+
+    return make
+
+
+@pytest.fixture
+def evaluated(
+    submit: Callable[..., Any], make_report: Callable[..., dict[str, Any]], cpu: Any
+) -> Callable[..., Any]:
+    """A submission whose CPU run finished with the given report values; returns the run."""
+    from leaderboard import services
+
+    def make(*, model: str | None = None, user: User | None = None, **report: Any) -> Any:
+        submission = submit(model=model, user=user)
+        run = submission.runs.get(hardware=cpu)
+        return services.evaluation_record(run=run, report=make_report(**report))
+
+    return make

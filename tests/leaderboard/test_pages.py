@@ -1,0 +1,188 @@
+from __future__ import annotations
+
+import io
+import json
+
+import pytest
+from django.core.files.uploadedfile import SimpleUploadedFile
+from pytest_django.asserts import assertContains, assertNotContains, assertRedirects
+
+from leaderboard import services
+from leaderboard.models import Submission
+
+pytestmark = pytest.mark.django_db
+
+
+def test_the_ranking_lists_evaluated_submissions_best_first(anonymous, evaluated) -> None:
+    evaluated(model="Slow LLM", kernel_ms=4.0)
+    evaluated(model="Fast LLM", kernel_ms=0.5)
+    page = anonymous.get("/")
+    assert page.status_code == 200
+    html = page.content.decode()
+    assert html.index("Fast LLM") < html.index("Slow LLM")
+    assertContains(page, "4.00×")
+    assertContains(page, "Triton")
+
+
+def test_the_ranking_labels_cpu_results_as_cpu_timings(anonymous, evaluated) -> None:
+    evaluated()
+    page = anonymous.get("/")
+    assertContains(page, "Triton interpreter")
+    assertContains(page, '<span class="badge cpu"', html=False)
+
+
+def test_the_ranking_leaves_out_hidden_submissions(anonymous, evaluated) -> None:
+    evaluated(model="Honest LLM")
+    cheat = evaluated(model="Cheating LLM", kernel_ms=0.001)
+    services.submission_hide(submission=cheat.submission)
+    page = anonymous.get("/")
+    assertContains(page, "Honest LLM")
+    assertNotContains(page, "Cheating LLM")
+
+
+def test_the_ranking_is_fresh_after_a_new_result(anonymous, submit, evaluated, make_report) -> None:
+    evaluated(model="First LLM")
+    assertNotContains(anonymous.get("/"), "Second LLM")
+    run = submit(model="Second LLM").runs.get()
+    services.evaluation_record(run=run, report=make_report())
+    services.results_changed()  # what on_commit does once the record's transaction commits
+    assertContains(anonymous.get("/"), "Second LLM")
+
+
+def test_the_empty_ranking_invites_an_upload(anonymous, db) -> None:
+    assertContains(anonymous.get("/"), "No evaluated submissions yet")
+
+
+def test_an_unknown_hardware_filter_is_a_404(anonymous, db) -> None:
+    assert anonymous.get("/?hardware=nope").status_code == 404
+
+
+def test_the_ranking_chart_is_an_svg(anonymous, evaluated) -> None:
+    evaluated()
+    response = anonymous.get("/charts/ranking.svg")
+    assert response.status_code == 200
+    assert response["Content-Type"] == "image/svg+xml"
+    assert b"<svg" in response.content
+
+
+def test_a_submission_page_shows_per_query_results_and_highlighted_sources(anonymous, evaluated) -> None:
+    run = evaluated(baseline_ms=3.0, kernel_ms=1.5)
+    page = anonymous.get(f"/submissions/{run.submission_id}/")
+    assert page.status_code == 200
+    assertContains(page, "Q6")
+    assertContains(page, "passed")
+    assertContains(page, "3.000")  # baseline ms
+    assertContains(page, "1.500")  # kernel ms
+    assertContains(page, "2.00×")
+    assertContains(page, "42%")  # roofline
+    assertContains(page, "q06.py")
+    assertContains(page, "TorchPlan baseline")
+    assertContains(page, '<div class="highlight">')
+    assertContains(page, "_query_core")  # the TorchPlan's source beside the kernel
+    assertContains(page, "CPU timings through the Triton interpreter")
+
+
+def test_a_submission_page_explains_a_failed_evaluation(anonymous, submit) -> None:
+    run = submit().runs.get()
+    services.evaluation_fail(run=run, error="SandboxTimeout: over 1800 s", retryable=True)
+    page = anonymous.get(f"/submissions/{run.submission_id}/")
+    assertContains(page, "could not be completed")
+    assertContains(page, "SandboxTimeout: over 1800 s")
+
+
+def test_a_submission_page_refreshes_while_a_run_is_queued(anonymous, submit) -> None:
+    submission = submit()
+    page = anonymous.get(f"/submissions/{submission.pk}/")
+    assertContains(page, 'http-equiv="refresh"')
+    assertContains(page, "queued")
+
+
+def test_a_submission_page_can_show_an_older_run(anonymous, evaluated, make_report) -> None:
+    first = evaluated(kernel_ms=1.0)
+    rerun = services.evaluation_record(
+        run=services.evaluation_rerun(run=first), report=make_report(kernel_ms=0.5)
+    )
+    page = anonymous.get(f"/submissions/{first.submission_id}/?run={first.pk}")
+    assert page.context["run"] == first
+    assertContains(page, f"rerun of {first.pk}")
+    assert anonymous.get(f"/submissions/{first.submission_id}/").context["run"] == rerun
+
+
+def test_a_run_of_another_submission_is_a_404(anonymous, evaluated) -> None:
+    mine, other = evaluated(), evaluated()
+    assert anonymous.get(f"/submissions/{mine.submission_id}/?run={other.pk}").status_code == 404
+
+
+def test_a_hidden_submission_is_not_found_by_the_public(anonymous, uploader_client, submit) -> None:
+    submission = services.submission_hide(submission=submit())
+    assert anonymous.get(f"/submissions/{submission.pk}/").status_code == 404
+    assert uploader_client.get(f"/submissions/{submission.pk}/").status_code == 200
+
+
+def test_the_not_found_page_uses_the_site_template(anonymous, db) -> None:
+    page = anonymous.get("/submissions/999/")
+    assert page.status_code == 404
+    assertContains(page, "There is nothing at this address", status_code=404)
+
+
+def test_the_query_pages_show_sql_and_the_torchplan(anonymous, q6, evaluated) -> None:
+    evaluated(model="Fast LLM", kernel_ms=0.5)
+    listing = anonymous.get("/queries/")
+    assertContains(listing, "Forecasting Revenue Change")
+    page = anonymous.get("/queries/6/")
+    assertContains(page, "l_extendedprice")
+    assertContains(page, "run_query")
+    assertContains(page, "Fast LLM")
+    assert anonymous.get("/queries/1/").status_code == 404
+
+
+def test_uploading_needs_an_account(anonymous, db) -> None:
+    assertRedirects(anonymous.get("/upload/"), "/accounts/login/?next=/upload/")
+
+
+def test_the_login_page_logs_an_uploader_in(anonymous, uploader, password) -> None:
+    assert anonymous.get("/accounts/login/").status_code == 200
+    response = anonymous.post("/accounts/login/", {"username": uploader.username, "password": password})
+    assertRedirects(response, "/upload/")
+
+
+def test_uploading_files_through_the_form_stores_the_set(uploader_client, q6, cpu, example_dir) -> None:
+    data = {
+        "manifest": SimpleUploadedFile("manifest.json", (example_dir / "manifest.json").read_bytes()),
+        "kernels": [SimpleUploadedFile("q06.py", (example_dir / "q06.py").read_bytes())],
+    }
+    response = uploader_client.post("/upload/", data)
+    submission = Submission.objects.get()
+    assertRedirects(response, f"/submissions/{submission.pk}/")
+    assert submission.runs.get().status == "queued"
+
+
+def test_uploading_an_archive_through_the_form_stores_the_set(uploader_client, q6, cpu, example_dir) -> None:
+    import zipfile
+
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w") as archive:
+        for path in example_dir.iterdir():
+            archive.write(path, path.name)
+    response = uploader_client.post("/upload/", {"archive": SimpleUploadedFile("set.zip", buffer.getvalue())})
+    assert response.status_code == 302
+    assert Submission.objects.count() == 1
+
+
+def test_a_bad_manifest_in_the_form_shows_the_same_error_as_the_api(
+    uploader_client, q6, cpu, example_dir
+) -> None:
+    manifest = json.dumps({"model": "X", "language": "fortran", "scope": "full"}).encode()
+    data = {
+        "manifest": SimpleUploadedFile("manifest.json", manifest),
+        "kernels": [SimpleUploadedFile("q06.py", (example_dir / "q06.py").read_bytes())],
+    }
+    page = uploader_client.post("/upload/", data)
+    assertContains(page, "must be one of triton, cuda", status_code=400)
+    assert Submission.objects.count() == 0
+
+
+def test_the_upload_page_offers_an_api_token(uploader_client, uploader) -> None:
+    response = uploader_client.post("/upload/token/")
+    assertRedirects(response, "/upload/")
+    assertContains(uploader_client.get("/upload/"), uploader.auth_token.key)

@@ -1,0 +1,164 @@
+from __future__ import annotations
+
+from dataclasses import replace
+
+import pytest
+from django.core.cache import cache
+
+from evaluator.errors import SubmissionError
+from leaderboard import services
+from leaderboard.models import EvaluationRun, Kernel, LanguageModel, QueryResult, Submission
+
+pytestmark = pytest.mark.django_db
+
+
+def test_a_submission_stores_its_manifest_and_kernels(q6, cpu, uploader, kernel_set) -> None:
+    submission = services.submission_create(
+        uploader=uploader, kernel_set=kernel_set, archive_sha256="ab" * 32
+    )
+    assert submission.language_model.name == "DataKernelBench example"
+    assert (submission.language, submission.scope, submission.agent) == ("triton", "full", "hand-written")
+    assert submission.kernels.get().source == kernel_set.kernels[6]
+    assert submission.archive_sha256 == "ab" * 32
+
+
+def test_a_submission_queues_one_ranked_run_per_active_hardware(q6, cpu, gpu, uploader, kernel_set) -> None:
+    gpu.active = False
+    gpu.save()
+    submission = services.submission_create(uploader=uploader, kernel_set=kernel_set, enqueue=False)
+    run = submission.runs.get()
+    assert (run.hardware, run.status, run.kind) == (
+        cpu,
+        EvaluationRun.Status.QUEUED,
+        EvaluationRun.Kind.RANKED,
+    )
+
+
+def test_the_run_reaches_the_hardware_queue_only_after_commit(
+    q6, cpu, uploader, kernel_set, django_capture_on_commit_callbacks
+) -> None:
+    from django_q.brokers import get_broker
+
+    broker = get_broker(cpu.queue)
+    before = broker.queue_size()
+    with django_capture_on_commit_callbacks(execute=False) as callbacks:
+        services.submission_create(uploader=uploader, kernel_set=kernel_set)
+    assert broker.queue_size() == before
+    for callback in callbacks:
+        callback()
+    assert broker.queue_size() == before + 1
+
+
+def test_the_same_model_name_reuses_its_language_model(submit) -> None:
+    submit()
+    submit()
+    assert LanguageModel.objects.count() == 1
+
+
+def test_a_kernel_for_a_query_not_yet_in_the_benchmark_stores_nothing(q6, cpu, uploader, kernel_set) -> None:
+    kernels = {**kernel_set.kernels, 1: "def run_query(tables, **params):\n    pass\n"}
+    with pytest.raises(SubmissionError) as error:
+        services.submission_create(uploader=uploader, kernel_set=replace(kernel_set, kernels=kernels))
+    assert error.value.code == "query_not_in_benchmark"
+    assert Submission.objects.count() == Kernel.objects.count() == EvaluationRun.objects.count() == 0
+
+
+def test_recording_a_report_stores_per_query_results_and_scores(submit, make_report) -> None:
+    run = submit().runs.get()
+    run = services.evaluation_record(run=run, report=make_report(baseline_ms=3.0, kernel_ms=1.5))
+    assert run.status == EvaluationRun.Status.SUCCEEDED
+    assert run.finished is not None
+    assert (run.overall_speedup, run.geomean_speedup, run.pass_rate, run.fast_1, run.fast_2) == (
+        2.0,
+        2.0,
+        1.0,
+        1.0,
+        0.0,
+    )
+    assert run.harness_version == "0.1.0"
+    assert run.sandbox_backend == "bubblewrap"
+    result = run.results.get()
+    assert (result.query.number, result.status, result.speedup) == (6, QueryResult.Status.PASSED, 2.0)
+    assert result.roofline_fraction == 0.42
+
+
+def test_recording_a_report_keeps_the_failure_reason(submit, make_report) -> None:
+    run = submit().runs.get()
+    report = make_report(status="wrong_answer", kernel_ms=None, reason="revenue differs: 123.4 vs 123.5")
+    run = services.evaluation_record(run=run, report=report)
+    assert run.pass_rate == 0.0
+    assert run.results.get().reason == "revenue differs: 123.4 vs 123.5"
+
+
+def test_recording_a_report_starts_a_new_cache_generation(
+    submit, make_report, django_capture_on_commit_callbacks
+) -> None:
+    run = submit().runs.get()
+    before = services.cache_generation()
+    with django_capture_on_commit_callbacks(execute=True):
+        services.evaluation_record(run=run, report=make_report())
+    assert cache.get(services.GENERATION_KEY) != before
+
+
+def test_a_finished_run_is_never_recorded_twice(submit, make_report) -> None:
+    run = services.evaluation_record(run=submit().runs.get(), report=make_report())
+    with pytest.raises(ValueError, match="already succeeded"):
+        services.evaluation_record(run=run, report=make_report(kernel_ms=0.1))
+    assert run.results.count() == 1
+
+
+def test_a_rerun_is_a_new_run_and_the_old_one_is_kept(evaluated) -> None:
+    run = evaluated()
+    rerun = services.evaluation_rerun(run=run)
+    run.refresh_from_db()
+    assert rerun.pk != run.pk
+    assert rerun.rerun_of == run
+    assert (rerun.status, rerun.hardware, rerun.submission) == ("queued", run.hardware, run.submission)
+    assert run.status == EvaluationRun.Status.SUCCEEDED
+    assert run.results.count() == 1
+
+
+def test_only_one_worker_can_claim_a_queued_run(submit) -> None:
+    run = submit().runs.get()
+    claimed = services.evaluation_claim(run_id=run.pk, backend="bubblewrap")
+    assert claimed is not None
+    assert (claimed.status, claimed.attempts, claimed.sandbox_backend) == ("running", 1, "bubblewrap")
+    assert claimed.started is not None
+    assert services.evaluation_claim(run_id=run.pk, backend="bubblewrap") is None
+
+
+def test_a_missing_run_cannot_be_claimed(db) -> None:
+    assert services.evaluation_claim(run_id=999_999, backend="bubblewrap") is None
+
+
+def test_a_failed_evaluation_keeps_its_error_and_is_retryable(submit) -> None:
+    run = submit().runs.get()
+    services.evaluation_fail(run=run, error="SandboxTimeout: took longer than 1800 s", retryable=True)
+    run.refresh_from_db()
+    assert (run.status, run.retryable, run.error) == (
+        "failed",
+        True,
+        "SandboxTimeout: took longer than 1800 s",
+    )
+    assert run.finished is not None
+
+
+def test_a_finished_run_is_not_failed_afterwards(evaluated) -> None:
+    run = evaluated()
+    services.evaluation_fail(run=run, error="late failure", retryable=True)
+    run.refresh_from_db()
+    assert run.status == EvaluationRun.Status.SUCCEEDED
+
+
+def test_hiding_a_submission_can_be_undone(submit) -> None:
+    submission = services.submission_hide(submission=submit())
+    assert Submission.objects.get().hidden
+    services.submission_hide(submission=submission, hidden=False)
+    assert not Submission.objects.get().hidden
+
+
+def test_rotating_an_api_token_invalidates_the_old_one(uploader) -> None:
+    old = services.api_token_rotate(user=uploader)
+    new = services.api_token_rotate(user=uploader)
+    assert old.key != new.key
+    assert uploader.auth_token.key == new.key

@@ -1,0 +1,80 @@
+"""The evaluation task around the sandbox. The real sandbox runs in test_end_to_end.py; here it is
+replaced where a test needs it to fail in a particular way, which a real one cannot be made to do on cue."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import sandbox
+from leaderboard.models import EvaluationRun
+from leaderboard.tasks import PROCESS_SANDBOX_WARNING, evaluation_execute
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def sandbox_jobs(monkeypatch: pytest.MonkeyPatch, make_report) -> list[dict[str, Any]]:
+    """Replace the sandbox with one that records its job and the kernel files it was given."""
+    jobs: list[dict[str, Any]] = []
+
+    def evaluate(job: sandbox.Job, *, backend: str) -> dict[str, Any]:
+        files = {p.name: p.read_text() for p in Path(job.kernel_dir).iterdir()}
+        jobs.append({"job": job, "backend": backend, "files": files})
+        return make_report(backend=backend)
+
+    monkeypatch.setattr(sandbox, "evaluate", evaluate)
+    return jobs
+
+
+def test_a_queued_run_is_evaluated_with_its_kernels_and_recorded(submit, sandbox_jobs, settings) -> None:
+    run = submit().runs.get()
+    assert evaluation_execute(run.pk) == f"run {run.pk}: succeeded"
+    run.refresh_from_db()
+    assert run.status == EvaluationRun.Status.SUCCEEDED
+    assert run.results.get().status == "passed"
+    [call] = sandbox_jobs
+    assert set(call["files"]) == {"manifest.json", "q06.py"}
+    assert call["job"].device == "cpu"
+    assert call["job"].scale_factor == 0.01
+    assert call["job"].data_dir == settings.DKB_DATA_DIR
+    assert call["backend"] == "bubblewrap"
+
+
+def test_a_run_that_is_not_queued_is_left_alone(submit, sandbox_jobs) -> None:
+    run = submit().runs.get()
+    EvaluationRun.objects.filter(pk=run.pk).update(status=EvaluationRun.Status.RUNNING)
+    assert "not queued" in evaluation_execute(run.pk)
+    assert sandbox_jobs == []
+
+
+def test_a_sandbox_failure_fails_the_run_with_its_message(submit, monkeypatch: pytest.MonkeyPatch) -> None:
+    def unavailable(job: sandbox.Job, *, backend: str) -> dict[str, Any]:
+        raise sandbox.SandboxUnavailable("bubblewrap cannot create a user namespace here")
+
+    monkeypatch.setattr(sandbox, "evaluate", unavailable)
+    run = submit().runs.get()
+    evaluation_execute(run.pk)
+    run.refresh_from_db()
+    assert run.status == EvaluationRun.Status.FAILED
+    assert run.retryable
+    assert "SandboxUnavailable: bubblewrap cannot create a user namespace here" in run.error
+
+
+def test_the_process_sandbox_is_announced_on_stdout(submit, sandbox_jobs, settings, capsys) -> None:
+    settings.DKB_SANDBOX = "process"
+    run = submit().runs.get()
+    evaluation_execute(run.pk)
+    assert PROCESS_SANDBOX_WARNING in capsys.readouterr().out
+    run.refresh_from_db()
+    assert (run.sandbox_backend, run.isolated) == ("process", False)
+
+
+def test_a_worker_says_at_start_how_kernels_are_isolated(settings, capsys) -> None:
+    from leaderboard.apps import announce_sandbox
+
+    settings.DKB_SANDBOX = "process"
+    announce_sandbox(sender="django_q", proc_name="Worker-1")
+    assert "WITHOUT isolation" in capsys.readouterr().out

@@ -1,0 +1,48 @@
+"""Real TPC-H SF0.01 data, generated once per test session by DuckDB, and small kernel-set builders."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from evaluator.tpch.generate import prepare
+
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
+
+
+@pytest.fixture(scope="session")
+def data_root(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    root = tmp_path_factory.mktemp("tpch")
+    prepare(root, 0.01, progress=False)
+    return root
+
+
+@pytest.fixture(scope="session")
+def sf001(data_root: Path) -> Path:
+    return prepare(data_root, 0.01, progress=False)
+
+
+@pytest.fixture
+def make_set(tmp_path: Path) -> Callable[..., Path]:
+    """A kernel-set folder: an example's files, with q06.py rewritten or replaced when asked."""
+
+    def build(example: str = "triton-q06-full", *, q06: str | None = None, edit=None, **manifest) -> Path:
+        target = tmp_path / "set"
+        shutil.copytree(EXAMPLES / example, target)
+        if manifest:
+            data = json.loads((target / "manifest.json").read_text()) | manifest
+            (target / "manifest.json").write_text(json.dumps(data))
+        if q06 is not None:
+            (target / "q06.py").write_text(q06)
+        if edit is not None:
+            old, new = edit
+            source = (target / "q06.py").read_text()
+            assert old in source, f"{old!r} is not in the example"
+            (target / "q06.py").write_text(source.replace(old, new))
+        return target
+
+    return build

@@ -1,0 +1,123 @@
+"""The harness on real data with the Triton interpreter: good kernels pass, planted bugs are caught."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from evaluator.harness import Options, evaluate
+from evaluator.kernelset import kernel_set_from_dir
+from evaluator.report import QueryResult, Report, Status
+from evaluator.timing import TimingPolicy
+
+# Enough reps to exercise the timing loop without spending CI minutes on statistics.
+QUICK_TIMING = TimingPolicy(warmup_reps=1, warmup_s=0.0, min_reps=3, min_time_s=0.0, max_time_s=0.3)
+
+
+def run(kernel_dir: Path, sf_folder: Path, **options) -> Report:
+    kernel_set = kernel_set_from_dir(kernel_dir)
+    return evaluate(
+        kernel_set, kernel_dir, Options(sf_folder=sf_folder, timing=QUICK_TIMING, seed=7, **options)
+    )
+
+
+def q06(report: Report) -> QueryResult:
+    (result,) = [q for q in report.queries if q.query == 6]
+    return result
+
+
+@pytest.mark.parametrize("example", ["triton-q06-full", "triton-q06-core"])
+def test_the_example_sets_pass_with_timings(example: str, make_set: Callable[..., Path], sf001: Path) -> None:
+    report = run(make_set(example), sf001)
+    result = q06(report)
+    assert result.status == Status.PASSED, result.reason
+    assert result.trials == 5
+    assert result.baseline_ms > 0 and result.kernel_ms > 0
+    assert result.speedup == pytest.approx(result.baseline_ms / result.kernel_ms)
+    assert result.stats["kernel"]["n"] >= 3
+    assert report.pass_rate == 1.0 and report.baseline == "eager" and report.hardware["device"] == "cpu"
+    assert report.to_dict()["schema_version"] == 1
+
+
+def test_a_float32_literal_in_a_triton_kernel_is_a_wrong_answer(make_set, sf001: Path) -> None:
+    kernel_dir = make_set("triton-q06-core", edit=("disc_lo = tl.load(bounds)", "disc_lo = 0.05"))
+    result = q06(run(kernel_dir, sf001))
+    assert result.status == Status.WRONG_ANSWER
+    assert "column 'revenue' differs" in result.reason
+    assert result.kernel_ms is None and result.baseline_ms > 0
+
+
+def test_a_kernel_hard_coding_the_default_answer_fails_on_random_parameters(make_set, sf001: Path) -> None:
+    from evaluator.queries import QUERIES
+    from evaluator.tpch.reference import reference_answer
+
+    answer = float(reference_answer(sf001, QUERIES[6], QUERIES[6].defaults)["revenue"][0])
+    cheat = (
+        "import torch\n\ndef run_query(tables, **params):\n"
+        f"    return {{'revenue': torch.tensor([{answer!r}], dtype=torch.float64)}}\n"
+    )
+    result = q06(run(make_set(q06=cheat), sf001))
+    assert result.status == Status.WRONG_ANSWER
+    assert result.reason.startswith("trial 2 ")  # the spec's defaults pass; the first random set does not
+
+
+def test_a_kernel_that_mutates_its_inputs_is_caught(make_set, sf001: Path) -> None:
+    source = (
+        "from evaluator.torchplan.plans.q06 import run_query as plan\n\n"
+        "def run_query(tables, **params):\n"
+        "    out = plan(tables, **params)\n"
+        "    tables['lineitem']['l_discount'].zero_()\n"
+        "    return out\n"
+    )
+    result = q06(run(make_set(q06=source), sf001))
+    assert result.status == Status.WRONG_ANSWER
+    assert "modified its input tensors" in result.reason
+
+
+def test_an_exception_in_the_kernel_is_a_runtime_error_with_the_parameters(make_set, sf001: Path) -> None:
+    source = "def run_query(tables, **params):\n    raise ValueError('boom')\n"
+    result = q06(run(make_set(q06=source), sf001))
+    assert result.status == Status.RUNTIME_ERROR
+    assert "ValueError: boom" in result.reason and "1994-01-01" in result.reason
+
+
+def test_an_import_error_is_a_build_error_with_the_kernels_line(make_set, sf001: Path) -> None:
+    source = "import torch\n\nx = 1\ny = undefined_name + 1\n"
+    result = q06(run(make_set(q06=source), sf001))
+    assert result.status == Status.BUILD_ERROR
+    assert "NameError" in result.reason and "(line 4)" in result.reason
+
+
+def test_a_core_set_without_query_core_is_a_build_error(make_set, sf001: Path) -> None:
+    result = q06(run(make_set("triton-q06-full", scope="core"), sf001))
+    assert result.status == Status.BUILD_ERROR
+    assert "defines no function _query_core()" in result.reason
+
+
+def test_a_cuda_set_on_a_cpu_is_admitted_but_needs_a_gpu(make_set, sf001: Path) -> None:
+    report = run(make_set(language="cuda", q06="raise SystemExit('must not be imported on a CPU')\n"), sf001)
+    result = q06(report)
+    assert result.status == Status.NEEDS_GPU
+    assert result.baseline_ms > 0 and result.kernel_ms is None
+
+
+def test_the_overall_speedup_falls_back_to_the_baseline_for_failing_or_slower_kernels() -> None:
+    def result(status: str, baseline: float, kernel: float | None) -> QueryResult:
+        speedup = baseline / kernel if kernel else None
+        return QueryResult(query=1, status=status, baseline_ms=baseline, kernel_ms=kernel, speedup=speedup)
+
+    report = Report(
+        harness_version="t", hardware={}, scale_factor=1, language="triton", scope="full",
+        baseline="compiled", sandbox={}, queries=[
+            result(Status.PASSED, 10.0, 2.0),  # 5x
+            result(Status.PASSED, 10.0, 40.0),  # slower: the baseline's 10 ms counts
+            result(Status.WRONG_ANSWER, 20.0, None),
+            result(Status.PASSED, 10.0, 4.0),  # 2.5x
+        ],
+    ).aggregate()  # fmt: skip
+    assert report.overall_speedup == pytest.approx(50 / (2 + 10 + 20 + 4))
+    assert report.geomean_speedup == pytest.approx((5 * 1 * 1 * 2.5) ** 0.25)
+    assert report.pass_rate == 0.75
+    assert report.fast_1 == 0.5 and report.fast_2 == 0.5

@@ -1,0 +1,75 @@
+from __future__ import annotations
+
+import json
+import random
+from pathlib import Path
+
+import numpy as np
+import pytest
+import torch
+
+from evaluator.errors import EvaluatorError
+from evaluator.queries import QUERIES
+from evaluator.tpch.encoding import parse_date
+from evaluator.tpch.generate import connect, prepare
+from evaluator.tpch.load import load_tables
+from evaluator.tpch.reference import reference_answer
+
+
+def test_the_cache_holds_every_table_with_dbgens_row_counts(sf001: Path) -> None:
+    meta = json.loads((sf001 / "meta.json").read_text())
+    con = connect(sf001 / "tpch.duckdb", read_only=True)
+    for table, entry in meta["tables"].items():
+        (rows,) = con.execute(f"SELECT count(*) FROM {table}").fetchone()
+        assert entry["rows"] == rows
+        for column, info in entry["columns"].items():
+            assert np.load(sf001 / table / f"{column}.npy").shape == (rows,)
+            assert info["dtype"] in ("int32", "int64", "float64")
+    assert meta["tables"]["lineitem"]["rows"] == 60175
+
+
+def test_columns_keep_dbgens_row_order_and_decode_to_the_sql_values(sf001: Path) -> None:
+    con = connect(sf001 / "tpch.duckdb", read_only=True)
+    rows = con.execute("SELECT l_shipdate::VARCHAR, l_shipmode, l_discount::VARCHAR FROM lineitem").fetchall()
+    tables = load_tables(sf001, {"lineitem": ("l_shipdate", "l_shipmode", "l_discount")})
+    lineitem = tables["lineitem"]
+    modes = lineitem.dictionary("l_shipmode")
+    assert modes == sorted(modes)
+    for i in (0, 1, 777, len(rows) - 1):
+        shipdate, mode, discount = rows[i]
+        assert lineitem["l_shipdate"][i].item() == parse_date(shipdate)
+        assert modes[lineitem["l_shipmode"][i].item()] == mode
+        assert lineitem["l_discount"][i].item() == float(discount)
+    assert lineitem["l_shipdate"].dtype == torch.int32
+
+
+def test_prepare_is_idempotent_and_never_leaves_a_half_built_folder(data_root: Path, sf001: Path) -> None:
+    before = (sf001 / "meta.json").stat().st_mtime_ns
+    assert prepare(data_root, 0.01, progress=False) == sf001
+    assert (sf001 / "meta.json").stat().st_mtime_ns == before
+    assert not list(data_root.glob("*.building"))
+
+
+def test_loading_missing_data_says_how_to_make_it(tmp_path: Path) -> None:
+    with pytest.raises(EvaluatorError, match="python -m evaluator prepare"):
+        load_tables(tmp_path / "sf3", {"lineitem": ("l_tax",)})
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_the_q06_torchplan_matches_duckdb(sf001: Path, seed: int) -> None:
+    query = QUERIES[6]
+    params = query.defaults if seed == 0 else query.random_params(random.Random(seed))
+    tables = load_tables(sf001, query.columns())
+    got = query.plan().run_query(tables, **params)["revenue"]
+    want = reference_answer(sf001, query, params)["revenue"]
+    assert got.dtype == torch.float64 and got.shape == (1,)
+    assert got.item() == pytest.approx(want[0], rel=1e-12)
+    assert want[0] > 0
+
+
+def test_q06_random_parameters_stay_in_the_specs_ranges() -> None:
+    rng = random.Random(0)
+    for _ in range(200):
+        params = QUERIES[6].random_params(rng)
+        assert params["date"][5:] == "01-01" and 1993 <= int(params["date"][:4]) <= 1997
+        assert 0.02 <= params["discount"] <= 0.09 and params["quantity"] in (24, 25)

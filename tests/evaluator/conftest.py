@@ -1,4 +1,4 @@
-"""Real TPC-H SF0.01 data, generated once per test session by DuckDB, and small kernel-set builders."""
+"""The SF0.01 folder and a kernel-set builder for the evaluator's tests."""
 
 from __future__ import annotations
 
@@ -15,15 +15,14 @@ EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 
 
 @pytest.fixture(scope="session")
-def data_root(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    root = tmp_path_factory.mktemp("tpch")
-    prepare(root, 0.01, progress=False)
-    return root
+def data_root(tpch_data: Path) -> Path:
+    return tpch_data
 
 
 @pytest.fixture(scope="session")
-def sf001(data_root: Path) -> Path:
-    return prepare(data_root, 0.01, progress=False)
+def sf001(tpch_data: Path) -> Path:
+    """The SF0.01 folder of the session's data (tests/conftest.py generates it)."""
+    return prepare(tpch_data, 0.01, progress=False)
 
 
 @pytest.fixture

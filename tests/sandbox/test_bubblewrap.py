@@ -1,0 +1,113 @@
+"""The real bubblewrap sandbox: kernels run, and what they try against the host fails."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import socket
+from pathlib import Path
+
+import pytest
+
+import sandbox
+from sandbox.core import bubblewrap_available
+
+ROOT = Path(__file__).resolve().parents[2]
+EXAMPLES = ROOT / "examples"
+
+# A kernel that looks around at import time and reports what it saw through its build error.
+PROBE = """
+import json, os, socket
+seen = {"uid": os.getuid(), "project_visible": os.path.exists(%(root)r), "cwd_files": os.listdir(".")}
+try:
+    socket.create_connection(("127.0.0.1", 5432), timeout=2)
+    seen["network"] = "connected"
+except OSError as exc:
+    seen["network"] = type(exc).__name__
+for target in ("/sandbox/kernels/x", "/usr/x", "/sandbox/data/sf0.01/x"):
+    try:
+        open(target, "w")
+        seen[target] = "written"
+    except OSError as exc:
+        seen[target] = exc.strerror
+seen["home"] = os.environ.get("HOME")
+seen["secrets_in_env"] = sorted(k for k in os.environ if "SECRET" in k or "DATABASE" in k)
+raise RuntimeError("PROBE" + json.dumps(seen))
+"""
+
+
+def job(kernel_dir: Path, data_root: Path, **kw) -> sandbox.Job:
+    kw.setdefault("max_time_per_query_s", 0.3)
+    kw.setdefault("trials", 2)
+    return sandbox.Job(kernel_dir=kernel_dir, data_dir=data_root, scale_factor=0.01, **kw)
+
+
+def probe_set(tmp_path: Path) -> Path:
+    kernel_dir = tmp_path / "probe"
+    shutil.copytree(EXAMPLES / "triton-q06-full", kernel_dir)
+    (kernel_dir / "q06.py").write_text(PROBE % {"root": str(ROOT / "pyproject.toml")})
+    return kernel_dir
+
+
+def test_bubblewrap_is_installed_and_works_here() -> None:
+    assert bubblewrap_available() is None
+
+
+def test_the_example_set_passes_inside_bubblewrap(tpch_data: Path) -> None:
+    report = sandbox.evaluate(job(EXAMPLES / "triton-q06-core", tpch_data), backend="bubblewrap")
+    assert report["sandbox"]["backend"] == "bubblewrap" and report["sandbox"]["isolated"] is True
+    (q06,) = report["queries"]
+    assert q06["status"] == "passed", q06["reason"]
+    assert q06["kernel_ms"] > 0
+
+
+def test_a_kernel_cannot_reach_the_network_the_project_or_write_outside_scratch(
+    tpch_data: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("DATABASE_URL", "postgres://secret@127.0.0.1/dkb")
+    socket.create_connection(("127.0.0.1", 5432), timeout=2).close()  # PostgreSQL is there, outside
+    report = sandbox.evaluate(job(probe_set(tmp_path), tpch_data), backend="bubblewrap")
+    (q06,) = report["queries"]
+    assert q06["status"] == "build_error"
+    seen = json.loads(q06["reason"].split("PROBE", 1)[1].rsplit("}", 1)[0] + "}")
+    assert seen["uid"] == 65534
+    assert seen["network"] == "ConnectionRefusedError"  # its own loopback, where nothing listens
+    assert seen["project_visible"] is False
+    assert seen["/sandbox/kernels/x"] == "Read-only file system"
+    assert seen["/sandbox/data/sf0.01/x"] == "Read-only file system"
+    assert seen["/usr/x"] == "Read-only file system"
+    assert seen["home"] == "/tmp" and seen["secrets_in_env"] == []
+
+
+def test_the_process_backend_runs_but_says_it_is_not_isolated(
+    tpch_data: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    report = sandbox.evaluate(job(EXAMPLES / "triton-q06-full", tpch_data), backend="process")
+    assert report["sandbox"] == report["sandbox"] | {"backend": "process", "isolated": False}
+    assert report["queries"][0]["status"] == "passed"
+    assert "WITHOUT isolation" in capsys.readouterr().out
+
+
+def test_an_evaluation_past_its_wall_time_is_stopped(tpch_data: Path, tmp_path: Path) -> None:
+    kernel_dir = tmp_path / "slow"
+    shutil.copytree(EXAMPLES / "triton-q06-full", kernel_dir)
+    (kernel_dir / "q06.py").write_text("import time\nwhile True:\n    time.sleep(1)\n")
+    with pytest.raises(sandbox.SandboxTimeout, match="ran past its 15 s limit"):
+        sandbox.evaluate(job(kernel_dir, tpch_data, timeout_s=15), backend="bubblewrap")
+
+
+def test_without_bubblewrap_it_refuses_rather_than_run_unisolated(
+    tpch_data: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("PATH", str(tmp_path))  # a PATH on which no bwrap exists
+    bubblewrap_available.cache_clear()
+    try:
+        with pytest.raises(sandbox.SandboxUnavailable, match="DKB_SANDBOX=process"):
+            sandbox.evaluate(job(EXAMPLES / "triton-q06-full", tpch_data), backend="bubblewrap")
+    finally:
+        bubblewrap_available.cache_clear()
+
+
+def test_an_unknown_backend_is_refused(tpch_data: Path) -> None:
+    with pytest.raises(sandbox.SandboxError, match="unknown sandbox backend"):
+        sandbox.evaluate(job(EXAMPLES / "triton-q06-full", tpch_data), backend="chroot")

@@ -211,3 +211,21 @@ def evaluated(
         return services.evaluation_record(run=run, report=make_report(**report))
 
     return make
+
+
+@pytest.fixture(scope="session")
+def tpch_data(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Real TPC-H SF0.01 (DuckDB dbgen, about a second), generated once per test session."""
+    from evaluator.tpch.generate import prepare
+
+    root = tmp_path_factory.mktemp("tpch")
+    prepare(root, 0.01, progress=False)
+    return root
+
+
+@pytest.fixture
+def evaluation_settings(settings: Any, tpch_data: Path) -> Any:
+    """Settings for a real evaluation: the session's data and the bubblewrap sandbox."""
+    settings.DKB_DATA_DIR = tpch_data
+    settings.DKB_SANDBOX = "bubblewrap"
+    return settings

@@ -1,0 +1,67 @@
+# The README's two commands: `make run` and `make test`. Everything else here serves them.
+SHELL := /bin/bash
+PYTHON ?= python3
+VENV ?= .venv
+PY := $(VENV)/bin/python
+HOST ?= 127.0.0.1
+PORT ?= 8000
+# Where torch comes from. The machines we develop on have the CPU build of torch 2.13.0 on local disk,
+# which plain pip picks up; elsewhere pass TORCH_INDEX=https://download.pytorch.org/whl/cpu so pip does
+# not fetch a multi-GB CUDA build on a machine without a GPU.
+TORCH_INDEX ?=
+export DKB_DATA_DIR ?= $(CURDIR)/var/data
+
+.PHONY: run test install bubblewrap lint format gpu-wheels clean
+
+install: $(VENV)/.installed
+
+$(VENV)/.installed: pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install -q --upgrade pip
+	$(PY) -m pip install -q torch==2.13.0 $(if $(TORCH_INDEX),--index-url $(TORCH_INDEX))
+	$(PY) -m pip install -q -e '.[dev]'
+	touch $@
+
+# bubblewrap is the default sandbox: install it from Debian's packages where we can (root + apt).
+bubblewrap:
+	@command -v bwrap >/dev/null && exit 0; \
+	if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
+	  (apt-get install -y -qq bubblewrap || (apt-get update -qq && apt-get install -y -qq bubblewrap)) >/dev/null; \
+	else \
+	  echo "bubblewrap is not installed and cannot be installed here (needs root + apt)."; \
+	  echo "The worker will refuse to evaluate kernels; to accept running them unisolated, use"; \
+	  echo "  make run DKB_SANDBOX=process"; \
+	fi
+
+run: install bubblewrap
+	$(PY) manage.py migrate --noinput
+	$(PY) manage.py collectstatic --noinput -v0
+	$(PY) -m evaluator prepare --sf 0.01
+	$(PY) manage.py dkb_setup
+	$(PY) manage.py dkb_submit examples/triton-q06-full --user demo --wait --skip-existing
+	$(PY) manage.py dkb_submit examples/triton-q06-core --user demo --wait --skip-existing
+	@trap 'kill 0' EXIT INT TERM; \
+	$(PY) manage.py qcluster & \
+	$(VENV)/bin/gunicorn leaderboard.wsgi --bind $(HOST):$(PORT) --workers 2 --access-logfile - & \
+	for i in $$(seq 100); do $(PY) -c "import urllib.request; urllib.request.urlopen('http://$(HOST):$(PORT)/')" 2>/dev/null && break; sleep 0.2; done; \
+	echo; echo "DataKernelBench leaderboard: http://$(HOST):$(PORT)/  (Ctrl-C stops it)"; echo; \
+	wait
+
+test: install bubblewrap
+	$(PY) -m pytest
+
+lint:
+	$(VENV)/bin/ruff check .
+	$(VENV)/bin/ruff format --check .
+
+format:
+	$(VENV)/bin/ruff check --fix .
+	$(VENV)/bin/ruff format .
+
+# Wheels and bubblewrap for the lent GPU host (nothing can be installed there).
+gpu-wheels:
+	bash ../shared/gpu/wheels.sh
+	bash ../shared/gpu/bubblewrap.sh
+
+clean:
+	rm -rf $(VENV) var staticfiles .pytest_cache

@@ -1,0 +1,87 @@
+"""A real browser (Debian's chromium through Playwright) against the live server: log in, upload through
+the web form, and find the evaluated set on the ranking page."""
+
+from __future__ import annotations
+
+import os
+import shutil
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from leaderboard.models import Submission
+from leaderboard.tasks import evaluation_execute
+
+CHROMIUM = os.environ.get("DKB_CHROMIUM", "/usr/bin/chromium")
+CHROMIUM_ARGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
+
+pytestmark = [
+    pytest.mark.slow,
+    pytest.mark.django_db(transaction=True),
+    pytest.mark.skipif(
+        not shutil.which(CHROMIUM), reason=f"no chromium at {CHROMIUM} (apt-get install chromium)"
+    ),
+]
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[Any]:
+    from playwright.sync_api import sync_playwright
+
+    # Playwright's sync API keeps an event loop on this thread while it lives; the ORM calls the test
+    # and its database teardown make meanwhile are still plain synchronous code.
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
+        with sync_playwright() as playwright:
+            browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+            yield browser
+            browser.close()
+
+
+@pytest.fixture
+def page(browser: Any) -> Iterator[Any]:
+    context = browser.new_context(viewport={"width": 1280, "height": 900})
+    page = context.new_page()
+    page.set_default_timeout(15_000)
+    yield page
+    context.close()
+
+
+def test_an_uploader_logs_in_uploads_through_the_form_and_sees_the_ranking(
+    page: Any, live_server: Any, uploader, password: str, q6, cpu, example_dir: Path, evaluation_settings
+) -> None:
+    page.goto(f"{live_server.url}/upload/")
+    assert "/accounts/login/" in page.url
+    page.fill("input[name=username]", uploader.username)
+    page.fill("input[name=password]", password)
+    page.click("button[type=submit]")
+    page.wait_for_url(f"{live_server.url}/upload/")
+
+    page.set_input_files("input[name=manifest]", str(example_dir / "manifest.json"))
+    page.set_input_files("input[name=kernels]", [str(example_dir / "q06.py")])
+    page.click("text=Upload and evaluate")
+    page.wait_for_url("**/submissions/*/")
+    assert "1 evaluation run queued" in page.inner_text(".messages")
+    assert "queued" in page.inner_text("table.runs")
+
+    # The worker's part, in this process: the same task function a qcluster runs, real sandbox and data.
+    run = Submission.objects.get().runs.get()
+    evaluation_execute(run.pk)
+
+    page.goto(f"{live_server.url}/")
+    ranking = page.inner_text("table.ranking")
+    assert "DataKernelBench example" in ranking
+    assert "100%" in ranking  # pass rate
+    assert "CPU" in ranking
+    page.click("table.ranking >> text=DataKernelBench example")
+    assert page.inner_text("table.results").count("passed") == 1
+    assert page.locator(".kernel .highlight").count() == 2  # the kernel beside its TorchPlan

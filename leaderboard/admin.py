@@ -108,7 +108,7 @@ class EvaluationRunAdmin(admin.ModelAdmin):
         "fast_2", "error", "retryable", "report",
     ]  # fmt: skip
     inlines = [QueryResultInline]
-    actions = ["rerun_evaluation"]
+    actions = ["rerun_evaluation", "fail_stuck_runs"]
 
     def has_add_permission(self, request: HttpRequest) -> bool:
         # Runs are created by uploads and reruns only, so each one has a queued task behind it.
@@ -122,3 +122,14 @@ class EvaluationRunAdmin(admin.ModelAdmin):
         self.message_user(
             request, f"{len(runs)} rerun(s) queued; earlier results are kept.", messages.SUCCESS
         )
+
+    @admin.action(description="Mark as failed (worker lost), so it can be rerun")
+    def fail_stuck_runs(self, request: HttpRequest, queryset: QuerySet[EvaluationRun]) -> None:
+        # A worker killed mid-run (host reboot, OOM) leaves its run "running"; the sandbox's own timeout
+        # covers every other case.
+        runs = list(queryset.exclude(status__in=EvaluationRun.Status.FINAL))
+        for run in runs:
+            services.evaluation_fail(
+                run=run, error=f"marked failed by {request.user}: worker lost", retryable=True
+            )
+        self.message_user(request, f"{len(runs)} unfinished run(s) marked failed.", messages.SUCCESS)

@@ -57,3 +57,14 @@ def test_the_admin_pages_render(admin_client, evaluated) -> None:
 
 def test_the_admin_is_closed_to_uploaders(uploader_client, db) -> None:
     assert uploader_client.get("/admin/leaderboard/submission/").status_code == 302
+
+
+def test_a_run_left_running_by_a_lost_worker_can_be_failed_from_the_admin(admin_client, submit) -> None:
+    run = submit().runs.get()
+    EvaluationRun.objects.filter(pk=run.pk).update(status=EvaluationRun.Status.RUNNING)
+    admin_client.post(
+        "/admin/leaderboard/evaluationrun/", {"action": "fail_stuck_runs", "_selected_action": [run.pk]}
+    )
+    run.refresh_from_db()
+    assert (run.status, run.retryable) == ("failed", True)
+    assert "worker lost" in run.error

@@ -186,3 +186,9 @@ def test_the_upload_page_offers_an_api_token(uploader_client, uploader) -> None:
     response = uploader_client.post("/upload/token/")
     assertRedirects(response, "/upload/")
     assertContains(uploader_client.get("/upload/"), uploader.auth_token.key)
+
+
+def test_the_server_error_page_needs_no_context_or_database() -> None:
+    from django.template.loader import render_to_string
+
+    assert "Something went wrong on our side" in render_to_string("500.html")

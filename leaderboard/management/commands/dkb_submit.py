@@ -12,7 +12,7 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 from evaluator.errors import SubmissionError
 from evaluator.kernelset import kernel_set_from_dir
 from leaderboard import services
-from leaderboard.models import EvaluationRun
+from leaderboard.models import EvaluationRun, Submission
 from leaderboard.tasks import evaluation_execute
 
 
@@ -27,17 +27,30 @@ class Command(BaseCommand):
             action="store_true",
             help="evaluate in this process now instead of queueing for a worker",
         )
+        parser.add_argument(
+            "--again", action="store_true", help="submit even if this folder was submitted before"
+        )
 
-    def handle(self, *args: Any, directory: Path, user: str, wait: bool, **options: Any) -> None:
+    def handle(self, *args: Any, directory: Path, user: str, wait: bool, again: bool, **options: Any) -> None:
         try:
             uploader = get_user_model().objects.get(username=user)
         except get_user_model().DoesNotExist:
             raise CommandError(f"no user {user!r}; run `manage.py dkb_setup` first") from None
         try:
             kernel_set = kernel_set_from_dir(directory)
-            digest = hashlib.sha256()
-            for path in sorted(p for p in directory.iterdir() if p.is_file()):
-                digest.update(path.name.encode() + b"\0" + path.read_bytes() + b"\0")
+        except SubmissionError as exc:
+            raise CommandError(f"{exc.code}: {exc.message}") from exc
+        digest = hashlib.sha256()
+        for path in sorted(p for p in directory.iterdir() if p.is_file()):
+            digest.update(path.name.encode() + b"\0" + path.read_bytes() + b"\0")
+        earlier = Submission.objects.filter(uploader=uploader, archive_sha256=digest.hexdigest()).first()
+        if earlier is not None and not again:
+            # `make run` calls this on every start; the same folder should not fill the ranking with copies.
+            self.stdout.write(
+                f"{directory} was already submitted as #{earlier.pk}; skipped (--again to resubmit)"
+            )
+            return
+        try:
             submission = services.submission_create(
                 uploader=uploader, kernel_set=kernel_set, archive_sha256=digest.hexdigest(), enqueue=not wait
             )

@@ -56,7 +56,8 @@ def test_submit_refuses_a_folder_that_is_not_a_kernel_set(q6, cpu, uploader, tmp
 
 def test_submitting_the_same_folder_twice_is_skipped_unless_asked(q6, cpu, uploader, example_dir) -> None:
     run("dkb_submit", str(example_dir), "--user", uploader.username)
-    assert "already submitted" in run("dkb_submit", str(example_dir), "--user", uploader.username)
+    again = run("dkb_submit", str(example_dir), "--user", uploader.username, "--skip-existing")
+    assert "already submitted" in again
     assert Submission.objects.count() == 1
     run("dkb_submit", str(example_dir), "--user", uploader.username, "--again")
     assert Submission.objects.count() == 2

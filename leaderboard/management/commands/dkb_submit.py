@@ -30,6 +30,11 @@ class Command(BaseCommand):
         parser.add_argument(
             "--again", action="store_true", help="submit even if this folder was submitted before"
         )
+        parser.add_argument(
+            "--skip-existing",
+            action="store_true",
+            help="skip a folder submitted before (the default; for scripts)",
+        )
 
     def handle(self, *args: Any, directory: Path, user: str, wait: bool, again: bool, **options: Any) -> None:
         try:

@@ -11,7 +11,7 @@ PORT ?= 8000
 TORCH_INDEX ?=
 export DKB_DATA_DIR ?= $(CURDIR)/var/data
 
-.PHONY: run test install bubblewrap lint format gpu-wheels clean
+.PHONY: run test install bubblewrap chromium lint format gpu-wheels clean
 
 install: $(VENV)/.installed
 
@@ -33,6 +33,15 @@ bubblewrap:
 	  echo "  make run DKB_SANDBOX=process"; \
 	fi
 
+# Debian's Chromium drives the browser tests (Playwright's own browser download cannot work offline).
+chromium:
+	@command -v chromium >/dev/null && exit 0; \
+	if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
+	  (apt-get install -y -qq chromium || (apt-get update -qq && apt-get install -y -qq chromium)) >/dev/null; \
+	else \
+	  echo "chromium is not installed (apt-get install chromium): the browser tests will fail"; \
+	fi
+
 run: install bubblewrap
 	$(PY) manage.py migrate --noinput
 	$(PY) manage.py collectstatic --noinput -v0
@@ -47,7 +56,7 @@ run: install bubblewrap
 	echo; echo "DataKernelBench leaderboard: http://$(HOST):$(PORT)/  (Ctrl-C stops it)"; echo; \
 	wait
 
-test: install bubblewrap
+test: install bubblewrap chromium
 	$(PY) -m pytest
 
 lint:

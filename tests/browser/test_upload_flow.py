@@ -27,15 +27,15 @@ CHROMIUM_ARGS = [
 pytestmark = [
     pytest.mark.slow,
     pytest.mark.django_db(transaction=True),
-    pytest.mark.skipif(
-        not shutil.which(CHROMIUM), reason=f"no chromium at {CHROMIUM} (apt-get install chromium)"
-    ),
 ]
 
 
 @pytest.fixture(scope="module")
 def browser() -> Iterator[Any]:
     from playwright.sync_api import sync_playwright
+
+    # A missing browser fails the test rather than skipping it: `make test` installs it where it can.
+    assert shutil.which(CHROMIUM), f"no chromium at {CHROMIUM}: apt-get install chromium"
 
     # Playwright's sync API keeps an event loop on this thread while it lives; the ORM calls the test
     # and its database teardown make meanwhile are still plain synchronous code.

@@ -12,6 +12,7 @@ import os
 import random
 import secrets
 import signal
+import sys
 import time
 import traceback
 import types
@@ -25,6 +26,7 @@ import torch
 
 from evaluator import HARNESS_VERSION, hardware
 from evaluator.compare import compare, to_numpy
+from evaluator.errors import EvaluatorError
 from evaluator.kernelset import KernelSet
 from evaluator.queries import QUERIES, Query
 from evaluator.report import QueryResult, Report, Status
@@ -52,8 +54,7 @@ class KernelBuildError(Exception):
 def evaluate(kernel_set: KernelSet, kernel_dir: Path, options: Options) -> Report:
     device = torch.device(options.device)
     if device.type == "cpu":
-        # Triton kernels run through its interpreter on machines without a GPU.
-        os.environ.setdefault("TRITON_INTERPRET", "1")
+        _use_triton_interpreter()
     baseline_mode = options.baseline
     if baseline_mode == "auto":
         baseline_mode = "compiled" if device.type == "cuda" else "eager"
@@ -82,6 +83,20 @@ def evaluate(kernel_set: KernelSet, kernel_dir: Path, options: Options) -> Repor
     )
     report.wall_s = round(time.perf_counter() - started, 3)
     return report.aggregate()
+
+
+def _use_triton_interpreter() -> None:
+    """Triton kernels run through its interpreter on machines without a GPU.
+
+    Triton reads TRITON_INTERPRET when its own library functions are defined, at import: imported
+    earlier without it, every `tl.sum` fails inside the interpreter, and the kernel would be blamed.
+    """
+    if "triton" in sys.modules and os.environ.get("TRITON_INTERPRET") != "1":
+        raise EvaluatorError(
+            "Triton was imported before TRITON_INTERPRET=1 was set; evaluate on the CPU in a fresh "
+            "process (python -m evaluator run), or set TRITON_INTERPRET=1 before importing triton"
+        )
+    os.environ["TRITON_INTERPRET"] = "1"
 
 
 def _evaluate_query(

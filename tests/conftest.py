@@ -6,6 +6,12 @@ database never takes a test's runs (and a test's worker never takes the dev serv
 
 from __future__ import annotations
 
+import os
+
+# The test session runs on the CPU: Triton must be in interpreter mode before anything imports it,
+# since it reads the variable once, when its library functions are defined.
+os.environ.setdefault("TRITON_INTERPRET", "1")
+
 import uuid
 from collections.abc import Callable, Iterator
 from pathlib import Path

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from evaluator.errors import EvaluatorError
 from evaluator.harness import Options, evaluate
 from evaluator.kernelset import kernel_set_from_dir
 from evaluator.report import QueryResult, Report, Status
@@ -121,3 +122,13 @@ def test_the_overall_speedup_falls_back_to_the_baseline_for_failing_or_slower_ke
     assert report.geomean_speedup == pytest.approx((5 * 1 * 1 * 2.5) ** 0.25)
     assert report.pass_rate == 0.75
     assert report.fast_1 == 0.5 and report.fast_2 == 0.5
+
+
+def test_triton_imported_without_the_interpreter_is_our_error_not_the_kernels(
+    make_set, sf001: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import triton  # noqa: F401  (what a host process may have done before evaluating)
+
+    monkeypatch.delenv("TRITON_INTERPRET")
+    with pytest.raises(EvaluatorError, match="Triton was imported before TRITON_INTERPRET=1"):
+        run(make_set(), sf001)

@@ -33,6 +33,15 @@ def main(argv: list[str] | None = None) -> int:
     run.add_argument("--max-time", type=float, default=15.0, help="timing budget per query, seconds")
     run.add_argument("--no-prepare", action="store_true", help="fail rather than generate missing data")
 
+    validate = commands.add_parser("validate", help="check every TorchPlan against DuckDB; prints a table")
+    validate.add_argument("--sf", type=float, default=0.01, help="scale factor (default 0.01)")
+    validate.add_argument("--data-dir", type=Path, default=Path(DEFAULT_DATA_DIR))
+    validate.add_argument("--device", default="cpu", help="cpu or cuda (default cpu)")
+    validate.add_argument("--random-sets", type=int, default=5, help="random parameter sets per query")
+    validate.add_argument("--seed", type=int, default=0)
+    validate.add_argument("--queries", type=_query_list, help="e.g. 1,6,13 (default: all)")
+    validate.add_argument("--out", type=Path, help="also write the rows as JSON here")
+
     args = parser.parse_args(argv)
     try:
         if args.command == "prepare":
@@ -40,6 +49,8 @@ def main(argv: list[str] | None = None) -> int:
 
             print(prepare_data(args.data_dir, args.sf))
             return 0
+        if args.command == "validate":
+            return _validate(args)
         return _run(args)
     except SubmissionError as exc:
         print(f"error: {exc}", file=sys.stderr)
@@ -82,6 +93,41 @@ def _run(args: argparse.Namespace) -> int:
         print(f"Q{q.query:02d} {q.status:<13} {timing} {q.reason}", file=sys.stderr)
     print(f"overall speedup {report.overall_speedup}, pass rate {report.pass_rate:.0%}", file=sys.stderr)
     return 0
+
+
+def _query_list(text: str) -> list[int]:
+    return [int(part) for part in text.split(",") if part.strip()]
+
+
+def _validate(args: argparse.Namespace) -> int:
+    from dataclasses import asdict
+
+    from tqdm import tqdm
+
+    from evaluator.queries import QUERIES
+    from evaluator.tpch.generate import prepare as prepare_data
+    from evaluator.validate import validate_query
+
+    folder = prepare_data(args.data_dir, args.sf)
+    numbers = args.queries or sorted(QUERIES)
+    rows = []
+    for number in tqdm(numbers, desc=f"validate SF{args.sf:g} on {args.device}", unit="query"):
+        try:
+            rows.append(validate_query(QUERIES[number], folder, args.device, args.random_sets, args.seed))
+        except Exception as exc:  # one broken plan must not hide the others' results
+            from evaluator.validate import Validation
+
+            rows.append(Validation(number, 0, False, f"{type(exc).__name__}: {exc}", 0.0, 0.0))
+    print(f"{'query':>5} {'trials':>6} {'result':>6} {'plan ms':>9} {'duckdb ms':>9}  reason")
+    for row in rows:
+        verdict = "ok" if row.passed else "FAIL"
+        timing = f"{row.plan_ms:>9.1f} {row.duckdb_ms:>9.1f}"
+        print(f"Q{row.query:02d}   {row.trials:>6} {verdict:>6} {timing}  {row.reason}")
+    passed = sum(row.passed for row in rows)
+    print(f"{passed}/{len(rows)} TorchPlans match DuckDB at SF{args.sf:g} on {args.device}")
+    if args.out:
+        args.out.write_text(json.dumps([asdict(row) for row in rows], indent=1) + "\n")
+    return 0 if passed == len(rows) else 1
 
 
 if __name__ == "__main__":

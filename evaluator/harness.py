@@ -31,7 +31,7 @@ from evaluator.kernelset import KernelSet
 from evaluator.queries import QUERIES, Query
 from evaluator.report import QueryResult, Report, Status
 from evaluator.timing import TimingPolicy, time_interleaved
-from evaluator.tpch.load import Tables, load_tables
+from evaluator.tpch.load import Tables, decode_strings, load_tables
 from evaluator.tpch.reference import reference_answer
 
 
@@ -194,11 +194,14 @@ def _check(query: Query, kernel: Callable[..., Any], tables: Tables, options: Op
             ) from None
         except Exception as exc:
             raise _Failure(Status.RUNTIME_ERROR, f"trial {trial} {params}: {_short(exc)}", trial) from exc
+        for name, (table, column) in query.strings.items():
+            if name in actual:
+                actual[name] = decode_strings(options.sf_folder, table, column, actual[name])
         if not _unchanged(fresh, tables):
             raise _Failure(
                 Status.WRONG_ANSWER, f"trial {trial}: the kernel modified its input tensors", trial
             )
-        problem = compare(actual, expected, ordered=bool(query.ordered_by))
+        problem = compare(actual, expected, query.order_by)
         if problem:
             raise _Failure(Status.WRONG_ANSWER, f"trial {trial} {params}: {problem}", trial)
     return Status.PASSED, len(param_sets)

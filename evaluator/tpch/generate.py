@@ -20,13 +20,19 @@ from tqdm import tqdm
 
 from evaluator.errors import EvaluatorError
 
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2
 TABLES = ("region", "nation", "supplier", "customer", "part", "partsupp", "orders", "lineitem")
 # Low-cardinality strings become int32 codes into a sorted dictionary, so ORDER BY on codes is string
 # order. Free text (names, comments, addresses, phones) is not in the cache yet.
 DICTIONARY_COLUMNS = {
     "l_returnflag", "l_linestatus", "l_shipinstruct", "l_shipmode", "o_orderstatus", "o_orderpriority",
     "c_mktsegment", "p_mfgr", "p_brand", "p_type", "p_container", "n_name", "r_name",
+}  # fmt: skip
+# Free text the 22 queries filter on or return, as a 2-D uint8 matrix [rows, width] zero-padded to the
+# spec's column width: LIKE becomes shifted byte compares. Other free text is not cached.
+FREE_TEXT_WIDTHS = {
+    "p_name": 55, "o_comment": 79, "o_clerk": 15, "s_name": 25, "s_address": 40, "s_phone": 15,
+    "s_comment": 101, "c_name": 25, "c_address": 40, "c_phone": 15, "c_comment": 117,
 }  # fmt: skip
 
 
@@ -54,7 +60,7 @@ def connect(path: Path, *, read_only: bool = False) -> duckdb.DuckDBPyConnection
 def prepare(data_dir: Path, scale_factor: float, *, progress: bool = True) -> Path:
     """Generate the scale factor once (idempotent) and return its folder."""
     target = sf_dir(data_dir, scale_factor)
-    if (target / "meta.json").exists():
+    if _current(target):
         return target
     # Build in a sibling folder and rename at the end: a killed run never leaves a half-written cache.
     building = target.with_name(target.name + ".building")
@@ -78,8 +84,17 @@ def prepare(data_dir: Path, scale_factor: float, *, progress: bool = True) -> Pa
         (building / "meta.json").write_text(json.dumps(meta, indent=1))
     finally:
         con.close()
+    # An older format's folder is replaced whole; a rename cannot replace a non-empty folder.
+    shutil.rmtree(target, ignore_errors=True)
     os.replace(building, target)
     return target
+
+
+def _current(folder: Path) -> bool:
+    try:
+        return json.loads((folder / "meta.json").read_text())["format_version"] == FORMAT_VERSION
+    except (OSError, ValueError, KeyError):
+        return False
 
 
 def _export_column(con, table: str, column: str, sql_type: str) -> tuple[np.ndarray | None, dict]:
@@ -102,6 +117,12 @@ def _export_column(con, table: str, column: str, sql_type: str) -> tuple[np.ndar
         con.execute("CREATE TYPE dkb_enum AS ENUM (SELECT s FROM dict)")
         query = f"SELECT enum_code({column}::dkb_enum)::INTEGER AS v FROM {table}"
         info = {"dtype": "int32", "encoding": "sorted_dictionary", "sql_type": sql_type, "dictionary": values}
+    elif sql_type == "VARCHAR" and column in FREE_TEXT_WIDTHS:
+        width = FREE_TEXT_WIDTHS[column]
+        strings = con.execute(f"SELECT {column} AS v FROM {table}").fetchnumpy()["v"]
+        # TPC-H text is ASCII; numpy's fixed-width bytes are exactly the zero-padded matrix we want.
+        matrix = np.asarray(strings, dtype=object).astype(f"S{width}").view(np.uint8).reshape(-1, width)
+        return matrix, {"dtype": "uint8", "encoding": "padded_bytes", "sql_type": sql_type, "width": width}
     else:
         return None, {}
     array = con.execute(query).fetchnumpy()["v"]

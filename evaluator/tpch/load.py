@@ -14,7 +14,10 @@ from evaluator.tpch.generate import FORMAT_VERSION
 
 
 class Table(dict):
-    """Column name -> 1-D tensor on the device; `rows` and `dictionary(column)` for decoding."""
+    """Column name -> tensor on the device; `rows` and `dictionary(column)` for decoding.
+
+    Columns are 1-D, except free text: a 2-D uint8 [rows, width] matrix, zero-padded.
+    """
 
     def __init__(self, name: str, rows: int, columns: Mapping[str, torch.Tensor], meta: dict) -> None:
         super().__init__(columns)
@@ -68,3 +71,19 @@ def load_tables(
             loaded[column] = torch.from_numpy(array).to(device)
         tables[table] = Table(table, table_meta["rows"], loaded, table_meta)
     return tables
+
+
+def decode_strings(sf_folder: Path, table: str, column: str, positions: np.ndarray) -> np.ndarray:
+    """Strings for result positions: codes into a sorted dictionary, or row indices into free text."""
+    info = read_meta(sf_folder)["tables"][table]["columns"][column]
+    positions = np.asarray(positions)
+    if np.issubdtype(positions.dtype, np.floating) or positions.dtype == np.bool_:
+        raise TypeError(f"string column {column!r} must be returned as integer positions")
+    if info["encoding"] == "sorted_dictionary":
+        dictionary = np.array(info["dictionary"], dtype=str)
+        return dictionary[positions]
+    if info["encoding"] == "padded_bytes":
+        matrix = np.load(Path(sf_folder) / table / f"{column}.npy", mmap_mode="r")
+        rows = np.ascontiguousarray(matrix[positions]).view(f"S{info['width']}").reshape(-1)
+        return rows.astype(str)
+    raise EvaluatorError(f"{table}.{column} is not a string column")

@@ -18,7 +18,9 @@ def reference_answer(sf_folder: Path, query: Query, params: dict[str, Any]) -> d
         relation = con.sql(query.sql(**params))
         names, types = relation.columns, [str(t) for t in relation.types]
         sql = ", ".join(_encode(name, sql_type) for name, sql_type in zip(names, types, strict=True))
-        return {k: np.asarray(v) for k, v in con.sql(f"SELECT {sql} FROM relation").fetchnumpy().items()}
+        result = con.sql(f"SELECT {sql} FROM relation").fetchnumpy()
+        # Strings as fixed-width unicode arrays: comparable and sortable, unlike object arrays.
+        return {k: np.asarray(v, dtype=str if v.dtype == object else None) for k, v in result.items()}
     finally:
         con.close()
 

@@ -1,0 +1,47 @@
+"""What the benchmark knows about one query, without importing torch."""
+
+from __future__ import annotations
+
+import importlib
+import inspect
+import random
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from types import ModuleType
+from typing import Any
+
+
+@dataclass(frozen=True)
+class Query:
+    number: int
+    name: str
+    # DuckDB SQL with `{param}` placeholders; DECIMAL, DATE and INTERVAL arithmetic stays in SQL so that
+    # DuckDB's answer is exact. The text follows the TPC-H spec's query, in DuckDB's dialect.
+    sql_template: str
+    defaults: dict[str, Any]
+    # Substitution parameters drawn from the TPC-H spec's ranges (clause 2.4) with a seeded generator.
+    random_params: Callable[[random.Random], dict[str, Any]]
+    # The ORDER BY's result columns, in order: rows are compared in that order, rows with equal sort
+    # keys as a set. Empty: the rows are compared as a multiset.
+    order_by: tuple[str, ...] = ()
+    # String result columns: result name -> (table, column) it comes from. The kernel returns int64
+    # positions: a code into the column's sorted dictionary, or a row index into the free-text column.
+    strings: dict[str, tuple[str, str]] = field(default_factory=dict)
+
+    @property
+    def slug(self) -> str:
+        return f"q{self.number:02d}"
+
+    def sql(self, **params: Any) -> str:
+        return self.sql_template.format(**{**self.defaults, **params})
+
+    def plan(self) -> ModuleType:
+        """The TorchPlan module (imports torch)."""
+        return importlib.import_module(f"evaluator.torchplan.plans.{self.slug}")
+
+    def plan_source(self) -> str:
+        return inspect.getsource(self.plan())
+
+    def columns(self) -> dict[str, tuple[str, ...]]:
+        """Columns the query must read, per table: what is loaded and what the roofline counts."""
+        return self.plan().COLUMNS

@@ -1,0 +1,182 @@
+"""Tensor algorithms the TorchPlans share (../shared/TPCH.md, "Operators -> tensor algorithms").
+
+Every function is plain PyTorch on whatever device its inputs live on, keeps float64 where the data is
+float64, and avoids host synchronisation unless an output size depends on the data.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+
+import torch
+
+# --- joins -------------------------------------------------------------------------------------
+
+
+def key_index(keys: torch.Tensor, size: int | None = None) -> torch.Tensor:
+    """Direct-address table for a unique key column: `index[key] = row`, -1 where no row has the key.
+
+    PK-FK joins are then a gather: `rows = key_index(pk)[fk]`. `size` is max key + 1 when known (the
+    TPC-H keys are dense), else it is read from the data (one host sync).
+    """
+    if size is None:
+        size = int(keys.max().item()) + 1 if keys.numel() else 1
+    index = torch.full((size,), -1, dtype=torch.int64, device=keys.device)
+    index[keys.long()] = torch.arange(keys.numel(), device=keys.device)
+    return index
+
+
+def lookup(index: torch.Tensor, foreign: torch.Tensor) -> torch.Tensor:
+    """Rows of the key table for each foreign key (-1 where absent or out of range)."""
+    foreign = foreign.long()
+    inside = (foreign >= 0) & (foreign < index.numel())
+    return torch.where(inside, index[foreign.clamp(0, index.numel() - 1)], -1)
+
+
+def member(keys: torch.Tensor, universe: int | None = None, *, of: torch.Tensor) -> torch.Tensor:
+    """Semi-join bitmap: `member(fk, of=pks)[i]` is True when `fk[i]` occurs in `pks` (EXISTS / IN)."""
+    if universe is None:
+        top = torch.maximum(keys.max(), of.max()) if keys.numel() and of.numel() else torch.tensor(0)
+        universe = int(top.item()) + 1
+    bitmap = torch.zeros(universe, dtype=torch.bool, device=keys.device)
+    bitmap[of.long()] = True
+    return bitmap[keys.long()]
+
+
+def pack(keys: Sequence[torch.Tensor], widths: Sequence[int]) -> torch.Tensor:
+    """Pack non-negative integer keys into one int64 (exact, never a lossy hash).
+
+    `widths[i]` is an exclusive upper bound of `keys[i]`; the product of the widths must fit in 63 bits.
+    """
+    packed = torch.zeros_like(keys[0], dtype=torch.int64)
+    for key, width in zip(keys, widths, strict=True):
+        packed = packed * width + key.long()
+    return packed
+
+
+# --- grouping ----------------------------------------------------------------------------------
+
+
+def group(packed: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    """Group ids for an exact packed key: (unique keys, ascending; id of each row)."""
+    return torch.unique(packed, sorted=True, return_inverse=True)
+
+
+def group_sum(values: torch.Tensor, ids: torch.Tensor, groups: int) -> torch.Tensor:
+    """Per-group sums in the values' dtype.
+
+    For a few groups, one masked reduction per group: float64 atomics piling onto a handful of addresses
+    took 137 ms for a naive Q1 at SF10 on an H200 (../shared/TPCH.md). For many groups, a scatter-add.
+    """
+    if groups == 0:
+        return values[:0]
+    if groups <= 16:
+        return torch.stack([torch.where(ids == g, values, 0).sum() for g in range(groups)])
+    return torch.zeros(groups, dtype=values.dtype, device=values.device).index_add_(0, ids, values)
+
+
+def group_count(ids: torch.Tensor, groups: int) -> torch.Tensor:
+    return torch.bincount(ids, minlength=groups)
+
+
+def group_min(values: torch.Tensor, ids: torch.Tensor, groups: int) -> torch.Tensor:
+    """Per-group minimum; a group without rows holds the dtype's largest value."""
+    init = torch.full((groups,), _limits(values.dtype).max, dtype=values.dtype, device=values.device)
+    return init.scatter_reduce(0, ids, values, reduce="amin", include_self=True)
+
+
+def group_max(values: torch.Tensor, ids: torch.Tensor, groups: int) -> torch.Tensor:
+    """Per-group maximum; a group without rows holds the dtype's smallest value."""
+    init = torch.full((groups,), _limits(values.dtype).min, dtype=values.dtype, device=values.device)
+    return init.scatter_reduce(0, ids, values, reduce="amax", include_self=True)
+
+
+def _limits(dtype: torch.dtype) -> torch.finfo | torch.iinfo:
+    return torch.finfo(dtype) if dtype.is_floating_point else torch.iinfo(dtype)
+
+
+# --- ordering ----------------------------------------------------------------------------------
+
+
+def order(keys: Sequence[tuple[torch.Tensor, bool]], limit: int | None = None) -> torch.Tensor:
+    """Row order for ORDER BY: `keys` as (column, descending) pairs, first key most significant.
+
+    Stable sorts from the last key to the first; the result is a permutation (cut to `limit`).
+    """
+    n = keys[0][0].numel()
+    perm = torch.arange(n, device=keys[0][0].device)
+    for column, descending in reversed(keys):
+        step = torch.sort(column[perm], stable=True, descending=descending).indices
+        perm = perm[step]
+    return perm[:limit] if limit is not None else perm
+
+
+# --- strings -----------------------------------------------------------------------------------
+
+
+def dictionary_mask(
+    dictionary: Sequence[str], predicate: Callable[[str], bool], device: torch.device | str
+) -> torch.Tensor:
+    """Evaluate a string predicate once per dictionary entry on the host; index the result by codes."""
+    return torch.tensor([bool(predicate(s)) for s in dictionary], dtype=torch.bool, device=device)
+
+
+def dictionary_code(dictionary: Sequence[str], value: str) -> int:
+    """The code of `value`, or -1 when the data never holds it (then `codes == -1` matches nothing)."""
+    try:
+        return list(dictionary).index(value)
+    except ValueError:
+        return -1
+
+
+def text_equals(text: torch.Tensor, value: str) -> torch.Tensor:
+    """`column = 'value'` on a zero-padded byte matrix."""
+    pattern = _bytes(value, text)
+    if pattern.numel() > text.shape[1]:
+        return torch.zeros(text.shape[0], dtype=torch.bool, device=text.device)
+    head = (text[:, : pattern.numel()] == pattern).all(dim=1)
+    if pattern.numel() == text.shape[1]:
+        return head
+    return head & (text[:, pattern.numel()] == 0)
+
+
+def text_prefix(text: torch.Tensor, prefix: str) -> torch.Tensor:
+    """`column LIKE 'prefix%'`."""
+    pattern = _bytes(prefix, text)
+    if pattern.numel() > text.shape[1]:
+        return torch.zeros(text.shape[0], dtype=torch.bool, device=text.device)
+    return (text[:, : pattern.numel()] == pattern).all(dim=1)
+
+
+def text_find(text: torch.Tensor, needle: str, *, last: bool = False) -> torch.Tensor:
+    """Position of the first (or last) occurrence of `needle` in each row, -1 where it does not occur."""
+    pattern = _bytes(needle, text)
+    width, k = text.shape[1], pattern.numel()
+    if k > width:
+        return torch.full((text.shape[0],), -1, dtype=torch.int64, device=text.device)
+    hits = torch.ones(text.shape[0], width - k + 1, dtype=torch.bool, device=text.device)
+    for offset in range(k):  # shifted byte compares: k passes over the matrix, no Python loop per row
+        hits &= text[:, offset : width - k + 1 + offset] == pattern[offset]
+    positions = torch.arange(width - k + 1, device=text.device)
+    if last:
+        found = torch.where(hits, positions, -1).amax(dim=1)
+    else:
+        found = torch.where(hits, positions, width).amin(dim=1)
+        found = torch.where(found == width, -1, found)
+    return found
+
+
+def text_contains(text: torch.Tensor, needle: str) -> torch.Tensor:
+    """`column LIKE '%needle%'`."""
+    return text_find(text, needle) >= 0
+
+
+def text_contains_in_order(text: torch.Tensor, first: str, then: str) -> torch.Tensor:
+    """`column LIKE '%first%then%'`: the first hit of `first` ends before the last hit of `then` starts."""
+    start = text_find(text, first)
+    end = text_find(text, then, last=True)
+    return (start >= 0) & (end >= start + len(first.encode()))
+
+
+def _bytes(value: str, like: torch.Tensor) -> torch.Tensor:
+    return torch.tensor(list(value.encode("ascii")), dtype=torch.uint8, device=like.device)

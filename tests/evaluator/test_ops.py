@@ -1,0 +1,71 @@
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+
+from evaluator.torchplan import ops
+
+
+def text(*rows: str, width: int = 12) -> torch.Tensor:
+    return torch.from_numpy(np.array(rows, dtype=f"S{width}").view(np.uint8).reshape(len(rows), width).copy())
+
+
+def test_key_index_and_lookup_join_a_foreign_key_to_its_row() -> None:
+    index = ops.key_index(torch.tensor([30, 10, 20]))
+    assert ops.lookup(index, torch.tensor([20, 30, 99, 10, 5])).tolist() == [2, 0, -1, 1, -1]
+
+
+def test_member_is_a_semi_join() -> None:
+    assert ops.member(torch.tensor([1, 2, 3, 4]), of=torch.tensor([4, 2])).tolist() == [
+        False,
+        True,
+        False,
+        True,
+    ]
+
+
+def test_group_sums_counts_and_extremes_match_a_plain_loop() -> None:
+    rng = np.random.default_rng(0)
+    for groups in (3, 40):
+        ids = torch.from_numpy(rng.integers(0, groups, 5000))
+        values = torch.from_numpy(rng.uniform(0, 1e5, 5000))
+        want = np.zeros(groups)
+        np.add.at(want, ids.numpy(), values.numpy())
+        assert np.allclose(ops.group_sum(values, ids, groups).numpy(), want, rtol=1e-12)
+        assert ops.group_count(ids, groups).sum().item() == 5000
+        assert ops.group_min(values, ids, groups)[0].item() == values[ids == 0].min().item()
+        assert ops.group_max(values, ids, groups)[1].item() == values[ids == 1].max().item()
+
+
+def test_order_sorts_by_several_keys_stably() -> None:
+    a = torch.tensor([1, 2, 1, 2, 1])
+    b = torch.tensor([5.0, 1.0, 7.0, 3.0, 7.0])
+    perm = ops.order([(a, False), (b, True)])
+    assert perm.tolist() == [2, 4, 0, 3, 1]
+    assert ops.order([(a, False), (b, True)], limit=2).tolist() == [2, 4]
+
+
+def test_text_predicates_follow_sql_like() -> None:
+    rows = text("green apple", "forest lime", "greengreen", "apple", width=12)
+    assert ops.text_contains(rows, "green").tolist() == [True, False, True, False]
+    assert ops.text_prefix(rows, "forest").tolist() == [False, True, False, False]
+    assert ops.text_equals(rows, "apple").tolist() == [False, False, False, True]
+    assert ops.text_find(rows, "green", last=True).tolist() == [0, -1, 5, -1]
+    assert ops.text_contains(rows, "a" * 13).tolist() == [False] * 4
+
+
+@pytest.mark.parametrize(
+    ("row", "expected"),
+    [("special requests", True), ("requests special", False), ("specialrequests", True), ("special", False)],
+)
+def test_contains_in_order_is_like_percent_a_percent_b_percent(row: str, expected: bool) -> None:
+    assert ops.text_contains_in_order(text(row, width=20), "special", "requests").tolist() == [expected]
+
+
+def test_dictionary_predicates_run_on_the_host_once_per_entry() -> None:
+    dictionary = ["ECONOMY BRASS", "PROMO BRUSHED TIN", "STANDARD BRASS"]
+    mask = ops.dictionary_mask(dictionary, lambda s: s.endswith("BRASS"), "cpu")
+    assert mask[torch.tensor([2, 1, 0])].tolist() == [True, False, True]
+    assert ops.dictionary_code(dictionary, "STANDARD BRASS") == 2
+    assert ops.dictionary_code(dictionary, "NOPE") == -1

@@ -178,5 +178,22 @@ def text_contains_in_order(text: torch.Tensor, first: str, then: str) -> torch.T
     return (start >= 0) & (end >= start + len(first.encode()))
 
 
+def text_order_keys(text: torch.Tensor) -> list[tuple[torch.Tensor, bool]]:
+    """ORDER BY a free-text column (byte order, as DuckDB's default collation): `ops.order` keys.
+
+    Seven bytes per int64 word, big-endian, so each word is non-negative and words compare as the bytes
+    do; zero padding sorts before any character, so a prefix sorts first. Ascending; flip the bools for
+    DESC.
+    """
+    words = []
+    for start in range(0, text.shape[1], 7):
+        word = torch.zeros(text.shape[0], dtype=torch.int64, device=text.device)
+        for column in range(start, start + 7):
+            byte = text[:, column].long() if column < text.shape[1] else 0
+            word = word * 256 + byte
+        words.append((word, False))
+    return words
+
+
 def _bytes(value: str, like: torch.Tensor) -> torch.Tensor:
     return torch.tensor(list(value.encode("ascii")), dtype=torch.uint8, device=like.device)

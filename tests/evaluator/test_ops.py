@@ -69,3 +69,10 @@ def test_dictionary_predicates_run_on_the_host_once_per_entry() -> None:
     assert mask[torch.tensor([2, 1, 0])].tolist() == [True, False, True]
     assert ops.dictionary_code(dictionary, "STANDARD BRASS") == 2
     assert ops.dictionary_code(dictionary, "NOPE") == -1
+
+
+def test_text_order_keys_sort_free_text_in_byte_order() -> None:
+    rows = ["Supplier#10", "Supplier#9", "Supplier#1", "Supplier", "supplier", "Supplier#1000000002x"]
+    matrix = text(*rows, width=20)
+    permutation = ops.order(ops.text_order_keys(matrix))
+    assert [rows[i] for i in permutation.tolist()] == sorted(rows, key=lambda s: s.encode())

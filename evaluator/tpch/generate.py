@@ -12,6 +12,7 @@ import glob
 import json
 import os
 import shutil
+import time
 from pathlib import Path
 
 import duckdb
@@ -66,11 +67,16 @@ def prepare(data_dir: Path, scale_factor: float, *, progress: bool = True) -> Pa
     building = target.with_name(target.name + ".building")
     shutil.rmtree(building, ignore_errors=True)
     building.mkdir(parents=True)
-    con = connect(building / "tpch.duckdb")
+    # Generated in memory, exported from there, then copied to disk in one bulk write: about half the
+    # time of letting dbgen insert into the file row group by row group.
+    con = connect(Path(":memory:"))
     try:
+        started = time.perf_counter()
         if progress:
             print(f"generating TPC-H SF{scale_factor:g} with DuckDB dbgen ...", flush=True)
         con.execute(f"CALL dbgen(sf={scale_factor})")
+        if progress:
+            print(f"dbgen took {time.perf_counter() - started:.1f} s", flush=True)
         meta = {"format_version": FORMAT_VERSION, "scale_factor": scale_factor, "tables": {}}
         columns = [(t, c, ty) for t in TABLES for c, ty, *_ in con.execute(f"DESCRIBE {t}").fetchall()]
         for table, column, sql_type in tqdm(columns, desc="columns", disable=not progress, unit="col"):
@@ -81,7 +87,12 @@ def prepare(data_dir: Path, scale_factor: float, *, progress: bool = True) -> Pa
             np.save(building / table / f"{column}.npy", array)
             entry = meta["tables"].setdefault(table, {"rows": int(len(array)), "columns": {}})
             entry["columns"][column] = info
+        con.execute(f"ATTACH '{building / 'tpch.duckdb'}' AS disk")
+        con.execute("COPY FROM DATABASE memory TO disk")
+        con.execute("DETACH disk")
         (building / "meta.json").write_text(json.dumps(meta, indent=1))
+        if progress:
+            print(f"SF{scale_factor:g} ready in {time.perf_counter() - started:.1f} s", flush=True)
     finally:
         con.close()
     # An older format's folder is replaced whole; a rename cannot replace a non-empty folder.

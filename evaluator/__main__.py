@@ -42,6 +42,18 @@ def main(argv: list[str] | None = None) -> int:
     validate.add_argument("--queries", type=_query_list, help="e.g. 1,6,13 (default: all)")
     validate.add_argument("--out", type=Path, help="also write the rows as JSON here")
 
+    bench = commands.add_parser("bench", help="DuckDB vs eager vs compiled TorchPlan vs bandwidth floor")
+    bench.add_argument("--sf", type=float, default=0.01, help="scale factor (default 0.01)")
+    bench.add_argument("--data-dir", type=Path, default=Path(DEFAULT_DATA_DIR))
+    bench.add_argument("--device", default="auto", help="cpu, cuda or auto (cuda when present)")
+    bench.add_argument("--queries", type=_query_list, help="e.g. 1,6,13 (default: all)")
+    bench.add_argument("--max-time", type=float, default=3.0, help="timing budget per query, seconds")
+    bench.add_argument("--out", type=Path, help="write the rows as JSON here (after every query)")
+
+    torchplan = commands.add_parser("torchplan", help="compile a SQL query into a TorchPlan module")
+    torchplan.add_argument("sql", help="the SQL text, or @FILE to read it from a file")
+    torchplan.add_argument("--out", type=Path, help="write the module here (default: stdout)")
+
     args = parser.parse_args(argv)
     try:
         if args.command == "prepare":
@@ -51,6 +63,13 @@ def main(argv: list[str] | None = None) -> int:
             return 0
         if args.command == "validate":
             return _validate(args)
+        if args.command == "bench":
+            return _bench(args)
+        if args.command == "torchplan":
+            from evaluator.torchplan.compiler import cli_main
+
+            sql = Path(args.sql[1:]).read_text() if args.sql.startswith("@") else args.sql
+            return cli_main(sql, args.out)
         return _run(args)
     except SubmissionError as exc:
         print(f"error: {exc}", file=sys.stderr)
@@ -61,7 +80,6 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _run(args: argparse.Namespace) -> int:
-    import torch
 
     from evaluator.harness import Options, evaluate
     from evaluator.kernelset import kernel_set_from_dir
@@ -69,9 +87,7 @@ def _run(args: argparse.Namespace) -> int:
     from evaluator.tpch.generate import prepare as prepare_data
     from evaluator.tpch.generate import sf_dir
 
-    device = args.device
-    if device == "auto":
-        device = "cuda" if torch.cuda.is_available() else "cpu"
+    device = _resolve_device(args.device)
     kernel_set = kernel_set_from_dir(args.kernel_set)
     folder = sf_dir(args.data_dir, args.sf) if args.no_prepare else prepare_data(args.data_dir, args.sf)
     options = Options(
@@ -93,6 +109,14 @@ def _run(args: argparse.Namespace) -> int:
         print(f"Q{q.query:02d} {q.status:<13} {timing} {q.reason}", file=sys.stderr)
     print(f"overall speedup {report.overall_speedup}, pass rate {report.pass_rate:.0%}", file=sys.stderr)
     return 0
+
+
+def _resolve_device(name: str) -> str:
+    import torch
+
+    if name == "auto":
+        return "cuda" if torch.cuda.is_available() else "cpu"
+    return name
 
 
 def _query_list(text: str) -> list[int]:
@@ -128,6 +152,35 @@ def _validate(args: argparse.Namespace) -> int:
     if args.out:
         args.out.write_text(json.dumps([asdict(row) for row in rows], indent=1) + "\n")
     return 0 if passed == len(rows) else 1
+
+
+def _bench(args: argparse.Namespace) -> int:
+    import torch
+
+    from evaluator import hardware
+    from evaluator.bench import as_dicts, bench_query, copy_bandwidth_gbs, table
+    from evaluator.queries import QUERIES
+    from evaluator.timing import TimingPolicy
+    from evaluator.tpch.generate import prepare as prepare_data
+
+    device = torch.device(_resolve_device(args.device))
+    folder = prepare_data(args.data_dir, args.sf)
+    bandwidth = copy_bandwidth_gbs(device)
+    info = hardware.describe(device)
+    print(
+        f"{info['name']} ({device.type}), SF{args.sf:g}, copy bandwidth {bandwidth or 0:.0f} GB/s", flush=True
+    )
+    policy = TimingPolicy(max_time_s=args.max_time, min_time_s=min(1.0, args.max_time))
+    rows = []
+    for number in args.queries or sorted(QUERIES):
+        row = bench_query(QUERIES[number], folder, device, bandwidth, policy)
+        rows.append(row)
+        print(table([row]).splitlines()[2], flush=True)
+        if args.out:
+            document = {"hardware": info, "scale_factor": args.sf, "copy_bandwidth_gbs": bandwidth}
+            args.out.write_text(json.dumps(document | {"rows": as_dicts(rows)}, indent=1) + "\n")
+    print(table(rows))
+    return 0 if all(r.correct for r in rows) else 1
 
 
 if __name__ == "__main__":

@@ -25,14 +25,15 @@ from typing import Any
 import torch
 
 from evaluator import HARNESS_VERSION, hardware
-from evaluator.compare import compare, to_numpy
+from evaluator.compare import compare
 from evaluator.errors import EvaluatorError
 from evaluator.kernelset import KernelSet
 from evaluator.queries import QUERIES, Query
 from evaluator.report import QueryResult, Report, Status
 from evaluator.timing import TimingPolicy, time_interleaved
-from evaluator.tpch.load import Tables, decode_strings, load_tables
+from evaluator.tpch.load import Tables, load_tables
 from evaluator.tpch.reference import reference_answer
+from evaluator.validate import decode_result
 
 
 @dataclass(frozen=True)
@@ -187,16 +188,13 @@ def _check(query: Query, kernel: Callable[..., Any], tables: Tables, options: Op
         fresh = tables.clone()
         try:
             with _time_limit(options.query_timeout_s):
-                actual = to_numpy(kernel(fresh, **params))
+                actual = decode_result(query, kernel(fresh, **params), options.sf_folder)
         except TimeoutError:
             raise _Failure(
                 Status.TIMEOUT, f"trial {trial} ran past {options.query_timeout_s} s", trial
             ) from None
         except Exception as exc:
             raise _Failure(Status.RUNTIME_ERROR, f"trial {trial} {params}: {_short(exc)}", trial) from exc
-        for name, (table, column) in query.strings.items():
-            if name in actual:
-                actual[name] = decode_strings(options.sf_folder, table, column, actual[name])
         if not _unchanged(fresh, tables):
             raise _Failure(
                 Status.WRONG_ANSWER, f"trial {trial}: the kernel modified its input tensors", trial

@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import torch
 
 from evaluator.compare import compare, to_numpy
@@ -32,13 +33,18 @@ def parameter_sets(query: Query, random_sets: int, seed: int) -> list[dict[str, 
     return [dict(query.defaults)] + [query.random_params(rng) for _ in range(random_sets)]
 
 
-def run_plan(query: Query, tables, sf_folder: Path, params: dict[str, Any]) -> dict:
-    """The TorchPlan's result on the host, string positions decoded, ready to compare."""
-    result = to_numpy(query.plan().run_query(tables, **params))
+def decode_result(query: Query, result: object, sf_folder: Path) -> dict[str, np.ndarray]:
+    """A `run_query` result on the host with string positions decoded: ready to compare."""
+    arrays = to_numpy(result)
     for name, (table, column) in query.strings.items():
-        if name in result:
-            result[name] = decode_strings(sf_folder, table, column, result[name])
-    return result
+        if name in arrays:
+            arrays[name] = decode_strings(sf_folder, table, column, arrays[name])
+    return arrays
+
+
+def run_plan(query: Query, tables, sf_folder: Path, params: dict[str, Any]) -> dict[str, np.ndarray]:
+    """The TorchPlan's decoded result for one parameter set."""
+    return decode_result(query, query.plan().run_query(tables, **params), sf_folder)
 
 
 def validate_query(

@@ -24,6 +24,16 @@ class TimingPolicy:
     max_time_s: float = 15.0  # per query, both candidates together
     target_stderr: float = 0.005  # standard error of the median, relative
 
+    @classmethod
+    def for_device(cls, device_type: str, max_time_s: float | None = None) -> TimingPolicy:
+        """The protocol's policy on a GPU; on a CPU a short one: those timings only show a kernel runs."""
+        if device_type == "cuda":
+            return (
+                cls() if max_time_s is None else cls(max_time_s=max_time_s, min_time_s=min(1.0, max_time_s))
+            )
+        budget = 2.0 if max_time_s is None else max_time_s
+        return cls(min_time_s=min(0.2, budget), max_time_s=budget)
+
 
 def _sync(device: torch.device) -> None:
     if device.type == "cuda":

@@ -52,8 +52,9 @@ class Job:
     scale_factor: float
     device: str = "cpu"
     timeout_s: int = 1800
-    max_time_per_query_s: float = 15.0
+    max_time_per_query_s: float | None = None  # None: the evaluator's default for the device
     trials: int = 5
+    queries: tuple[int, ...] = ()  # empty: every benchmark query
 
 
 def evaluate(job: Job, *, backend: str = "bubblewrap") -> dict[str, Any]:
@@ -90,8 +91,9 @@ def _evaluator_args(kernels: Path, data_root: Path, report: Path, job: Job) -> l
         "-m", "evaluator", "run", str(kernels),
         "--sf", f"{job.scale_factor:g}", "--data-dir", str(data_root), "--device", job.device,
         "--out", str(report), "--no-prepare", "--trials", str(job.trials),
-        "--max-time", str(job.max_time_per_query_s),
-    ]  # fmt: skip
+    ] + (["--max-time", str(job.max_time_per_query_s)] if job.max_time_per_query_s else []) + (
+        ["--queries", ",".join(map(str, job.queries))] if job.queries else []
+    )  # fmt: skip
 
 
 def _base_env(device: str) -> dict[str, str]:

@@ -18,6 +18,8 @@ QUICK_TIMING = TimingPolicy(warmup_reps=1, warmup_s=0.0, min_reps=3, min_time_s=
 
 
 def run(kernel_dir: Path, sf_folder: Path, **options) -> Report:
+    """Evaluate Q6 only unless asked: the other queries' baselines are timed by one test below."""
+    options.setdefault("queries", (6,))
     kernel_set = kernel_set_from_dir(kernel_dir)
     return evaluate(
         kernel_set, kernel_dir, Options(sf_folder=sf_folder, timing=QUICK_TIMING, seed=7, **options)
@@ -132,3 +134,17 @@ def test_triton_imported_without_the_interpreter_is_our_error_not_the_kernels(
     monkeypatch.delenv("TRITON_INTERPRET")
     with pytest.raises(EvaluatorError, match="Triton was imported before TRITON_INTERPRET=1"):
         run(make_set(), sf001)
+
+
+def test_queries_without_a_kernel_are_timed_at_the_baseline_and_count_as_missing(
+    make_set, sf001: Path
+) -> None:
+    from evaluator.queries import QUERIES
+
+    report = run(make_set(), sf001, queries=tuple(sorted(QUERIES)))
+    assert [q.query for q in report.queries] == sorted(QUERIES)
+    for result in report.queries:
+        assert result.baseline_ms > 0
+        assert result.status == (Status.PASSED if result.query == 6 else Status.MISSING)
+    assert report.pass_rate == pytest.approx(1 / len(QUERIES))
+    assert report.overall_speedup is not None

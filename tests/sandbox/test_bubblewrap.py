@@ -39,6 +39,7 @@ raise RuntimeError("PROBE" + json.dumps(seen))
 def job(kernel_dir: Path, data_root: Path, **kw) -> sandbox.Job:
     kw.setdefault("max_time_per_query_s", 0.3)
     kw.setdefault("trials", 2)
+    kw.setdefault("queries", (6,))
     return sandbox.Job(kernel_dir=kernel_dir, data_dir=data_root, scale_factor=0.01, **kw)
 
 

@@ -89,8 +89,7 @@ def _query_core(
     hits = torch.zeros(width, dtype=torch.int64, device=s_suppkey.device)
     hits.index_add_(0, ps_suppkey[candidates], qualifies.to(torch.int64))
     rows = torch.nonzero((hits[s_suppkey] > 0) & supplier_in_nation).squeeze(1)  # data-dependent size
-    # ORDER BY s_name: byte-wise over the zero-padded matrix, last byte first (stable sorts).
-    return rows[ops.order([(s_name[rows, j], False) for j in range(s_name.shape[1])])]
+    return rows[ops.order(ops.text_order_keys(s_name[rows]))]  # ORDER BY s_name, byte order
 
 
 def run_query(tables, color: str = "forest", date: str = "1994-01-01", nation: str = "CANADA"):

@@ -1,0 +1,166 @@
+"""Emit a TorchPlan module from a rewritten block: COLUMNS, `_query_core(...)`, `run_query(tables, ...)`.
+
+The core's shape: (1) each relation's filters on its own rows; (2) EXISTS / IN as membership bitmaps;
+(3) PK-FK lookups, child masks carried up to the root; (4) one compaction of the root's surviving
+rows, then gathers of only the columns still needed (late materialization); (5) residual conditions;
+(6) aggregation: masked reductions (no join, no GROUP BY), dense mixed-radix codes (all keys
+dictionary codes) or exact packed keys with `torch.unique`; (7) HAVING, ORDER BY, LIMIT.
+"""
+
+from __future__ import annotations
+
+import textwrap
+
+from evaluator.torchplan.compiler.emit_group import Grouping, aggregates_of, identifier
+from evaluator.torchplan.compiler.emit_host import HostArgs
+from evaluator.torchplan.compiler.errors import UnsupportedSQL
+from evaluator.torchplan.compiler.exprcode import ExprCode
+from evaluator.torchplan.compiler.ir import Agg, Block, Col, Expr, Relation, columns, has_agg, walk
+from evaluator.torchplan.compiler.schema import Kind
+
+
+class CoreEmitter(Grouping):
+    """Lines of `_query_core`'s body for one block; the grouping half lives in emit_group.py."""
+
+    def __init__(self, block: Block, host: HostArgs) -> None:
+        self.block = block
+        self.host = host
+        self.lines: list[str] = []
+        self.tensors: dict[Col, str] = {}  # full-length column arguments of the core
+        self.rebound: set[Col] = set()  # columns gathered to the compacted rows
+        self.uses_year = False
+
+    # --- naming ------------------------------------------------------------------------------
+
+    def var(self, col: Col) -> str:
+        name = col.name if col.alias == col.table else f"{col.alias}_{col.name}"
+        self.tensors.setdefault(Col(col.alias, col.table, col.name, col.kind), name)
+        return name
+
+    def mask(self, alias: str) -> str:
+        return f"{alias}_mask"
+
+    def out(self, line: str = "") -> None:
+        if line.startswith("# ") and len(line) > 100:  # long comments wrap; ruff format leaves them be
+            self.lines.extend(f"    # {part}" for part in textwrap.wrap(line[2:], 98))
+            return
+        self.lines.append(f"    {line}" if line else "")
+
+    def expr(self, expr: Expr, column=None, agg=None) -> str:
+        coder = ExprCode(column or self.var, self.host.name_for, agg)
+        code = coder.code(expr)
+        self.uses_year |= coder.uses_year
+        return code
+
+    # --- phases ------------------------------------------------------------------------------
+
+    def emit(self) -> list[str]:
+        block = self.block
+        masked = self._filters()
+        outputs = [e for _, e in block.outputs]
+        aggregates = any(has_agg(e) for e in outputs)
+        if block.having is not None and not block.group_by:
+            raise UnsupportedSQL("HAVING without GROUP BY")
+        if not block.group_by and aggregates and not all(_agg_only(e) for e in outputs):
+            raise UnsupportedSQL("a column outside an aggregate without GROUP BY")
+        if not block.group_by and aggregates and not block.lookups and not block.residual:
+            return self._masked_aggregates(masked)
+        self._compact(masked)
+        if block.group_by:
+            post = self._group()
+        elif aggregates:
+            post = self._global_aggregates()
+        else:
+            post = self._project()
+        return self._finish(post)
+
+    def _filters(self) -> set[str]:
+        """Masks of each relation on its own rows; returns the aliases that have one."""
+        block = self.block
+        masked: set[str] = set()
+        ordered = [block.relations[block.root]] + [block.relations[lk.child] for lk in block.lookups]
+        if any(r.filters for r in ordered) or block.semis:
+            self.out("# Filters, each on its own table's rows.")
+        for relation in ordered:
+            if relation.filters:
+                self.out(f"{self.mask(relation.alias)} = {self._conjunction(relation.filters)}")
+                masked.add(relation.alias)
+        for semi in block.semis:
+            kind = "NOT EXISTS / NOT IN" if semi.anti else "EXISTS / IN"
+            self.out(f"# {kind}: membership of {semi.key.name} among the subquery's {semi.inner_key.name}.")
+            inner = self._inner_keys(semi.inner, semi.inner_key)
+            test = f"ops.member({self.var(semi.key)}, of={inner})"
+            self._and_into(semi.parent, f"~{test}" if semi.anti else test, masked)
+        if block.lookups:
+            self.out("# PK-FK joins: the row of the referenced table for each referencing row (-1: none).")
+        for lookup in block.lookups:
+            at = f"{lookup.parent}_{lookup.child}"
+            self.out(f"{at} = ops.lookup(ops.key_index({self.var(lookup.pk)}), {self.var(lookup.fk)})")
+        for lookup in reversed(block.lookups):  # children first, so a grandchild's filter reaches the root
+            at = f"{lookup.parent}_{lookup.child}"
+            found = f"({at} >= 0)"
+            if lookup.child in masked:
+                found += f" & {self.mask(lookup.child)}[{at}]"
+            self._and_into(lookup.parent, found, masked)
+        return masked
+
+    def _inner_keys(self, relation: Relation, key: Col) -> str:
+        if not relation.filters:
+            return self.var(key)
+        self.out(f"{self.mask(relation.alias)} = {self._conjunction(relation.filters)}")
+        return f"{self.var(key)}[{self.mask(relation.alias)}]"
+
+    def _and_into(self, alias: str, condition: str, masked: set[str]) -> None:
+        if alias in masked:
+            self.out(f"{self.mask(alias)} &= {condition}")
+        else:
+            self.out(f"{self.mask(alias)} = {condition}")
+            masked.add(alias)
+
+    def _conjunction(self, conditions: list[Expr]) -> str:
+        parts = [self.expr(c) for c in conditions]
+        if len(parts) == 1:
+            return parts[0]
+        return "(\n        " + "\n        & ".join(f"({p})" if "(" != p[0] else p for p in parts) + "\n    )"
+
+    def _masked_aggregates(self, masked: set[str]) -> list[str]:
+        """No join, no GROUP BY: reduce under the mask, no compaction (no host synchronisation)."""
+        mask = self.mask(self.block.root) if self.block.root in masked else None
+        names: dict[Agg, str] = {}
+        self.out("# Aggregates over the qualifying rows, without gathering them.")
+        for agg in aggregates_of(self.block):
+            name = self._agg_name(agg, names)
+            arg = self.expr(agg.arg) if agg.arg is not None else None
+            zero = (
+                "0.0"
+                if agg.kind in (Kind.DECIMAL, Kind.FLOAT) or (agg.arg and agg.arg.kind is not Kind.INT)
+                else "0"
+            )
+            if agg.func == "count":
+                code = f"{mask}.sum()" if mask else f"torch.tensor({self.var(self._any_root_col())}.shape[0])"
+            elif agg.func in ("sum", "avg"):
+                total = f"torch.where({mask}, {arg}, {zero}).sum()" if mask else f"({arg}).sum()"
+                code = f"{total} / {mask}.sum()" if agg.func == "avg" and mask else total
+                if agg.func == "avg" and not mask:
+                    code = f"({arg}).double().mean()"
+            else:
+                code = (
+                    f"({arg})[{mask}].{'amin' if agg.func == 'min' else 'amax'}()"
+                    if mask
+                    else f"({arg}).{'amin' if agg.func == 'min' else 'amax'}()"
+                )
+            self.out(f"{name} = {code}.reshape(1)" if code.endswith(")") else f"{name} = ({code}).reshape(1)")
+        return self._finish_outputs(lambda c: self._no_column(c), names)
+
+    def _agg_name(self, agg: Agg, names: dict[Agg, str]) -> str:
+        if agg in names:
+            return names[agg]
+        wanted = next((n for n, e in self.block.outputs if e == agg), f"agg{len(names)}")
+        names[agg] = identifier(wanted)
+        return names[agg]
+
+
+def _agg_only(expr: Expr) -> bool:
+    """Every column of the expression is inside an aggregate."""
+    inside = {c for node in walk(expr) if isinstance(node, Agg) for c in columns(node)}
+    return columns(expr) <= inside

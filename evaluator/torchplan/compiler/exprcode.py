@@ -1,0 +1,89 @@
+"""Python source for IR expressions, with the fewest parentheses Python's precedence allows.
+
+Boolean masks use `&`, `|`, `~`, which bind tighter than comparisons in Python: `(a < b) & (c > d)`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from evaluator.torchplan.compiler.ir import Agg, Case, Col, DictPred, Expr, Host, Lit, Op, TextPred
+from evaluator.torchplan.compiler.schema import Kind
+
+_SYMBOL = {"=": "==", "<>": "!=", "<": "<", "<=": "<=", ">": ">", ">=": ">=", "and": "&", "or": "|"}
+_SYMBOL |= {"+": "+", "-": "-", "*": "*", "/": "/"}
+_PRECEDENCE = {"=": 1, "<>": 1, "<": 1, "<=": 1, ">": 1, ">=": 1, "or": 2, "and": 3, "+": 5, "-": 5}
+_PRECEDENCE |= {"*": 6, "/": 6, "not": 7, "neg": 7}
+ATOM = 9
+
+
+class ExprCode:
+    """`code(expr)` under an environment: how columns, aggregates and host values are named."""
+
+    def __init__(
+        self,
+        column: Callable[[Col], str],
+        host: Callable[[Expr], str],
+        agg: Callable[[Agg], str] | None = None,
+    ) -> None:
+        self.column = column
+        self.host = host  # name of the core argument holding a Host / DictPred table / code
+        self.agg = agg
+        self.uses_year = False
+
+    def code(self, expr: Expr) -> str:
+        return self._code(expr)[0]
+
+    def _code(self, expr: Expr) -> tuple[str, int]:
+        if isinstance(expr, Col):
+            return self.column(expr), ATOM
+        if isinstance(expr, Lit):
+            return repr(expr.value), ATOM if expr.value >= 0 else 7
+        if isinstance(expr, Host):
+            return self.host(expr), ATOM
+        if isinstance(expr, Agg):
+            if self.agg is None:
+                raise AssertionError("aggregate outside an aggregation")
+            return self.agg(expr), ATOM
+        if isinstance(expr, DictPred):
+            column = self.column(expr.column)
+            if expr.op in ("eq", "ne"):
+                return f"{column} {'==' if (expr.op == 'eq') != expr.negate else '!='} {self.host(expr)}", 1
+            lookup = f"{self.host(expr)}[{column}]"
+            return (f"~{lookup}", 7) if expr.negate else (lookup, ATOM)
+        if isinstance(expr, TextPred):
+            needles = ", ".join(self.host(n) for n in expr.needles)
+            call = (
+                f"ops.text_{expr.op if expr.op != 'eq' else 'equals'}({self.column(expr.column)}, {needles})"
+            )
+            return (f"~{call}", 7) if expr.negate else (call, ATOM)
+        if isinstance(expr, Case):
+            result = self.code(expr.default)
+            if expr.kind in (Kind.DECIMAL, Kind.FLOAT) and isinstance(expr.default, Lit):
+                result = repr(float(expr.default.value))
+            for condition, value in reversed(expr.whens):
+                result = f"torch.where({self.code(condition)}, {self.code(value)}, {result})"
+            return result, ATOM
+        if isinstance(expr, Op):
+            return self._op(expr)
+        raise AssertionError(f"unknown expression {expr!r}")
+
+    def _op(self, expr: Op) -> tuple[str, int]:
+        if expr.op == "year":
+            self.uses_year = True
+            return f"_year({self.code(expr.args[0])})", ATOM
+        precedence = _PRECEDENCE[expr.op]
+        if expr.op in ("not", "neg"):
+            inner, inner_prec = self._code(expr.args[0])
+            inner = f"({inner})" if inner_prec < precedence else inner
+            return f"{'~' if expr.op == 'not' else '-'}{inner}", precedence
+        (left, lp), (right, rp) = self._code(expr.args[0]), self._code(expr.args[1])
+        if expr.op == "/" and expr.args[0].kind is Kind.INT and expr.args[1].kind is Kind.INT:
+            # torch divides two integer tensors into float32: SQL's DOUBLE needs float64.
+            left, lp = (f"({left}).double()" if lp < ATOM else f"{left}.double()"), ATOM
+        left = f"({left})" if lp < precedence else left
+        # a - (b - c) and a / (b * c): the right operand of a non-associative operator needs them.
+        right = f"({right})" if rp < precedence or (rp == precedence and expr.op in "-/") else right
+        if precedence == 1 and lp == 1:
+            left = f"({left})"
+        return f"{left} {_SYMBOL[expr.op]} {right}", precedence

@@ -1,0 +1,206 @@
+"""SQL text -> sqlglot (parse, bind parameters, optimize) -> one IR `Block`.
+
+sqlglot's optimizer qualifies every column, pushes single-table filters into per-table CTEs
+(`leave_tables_isolated=True`) and unnests EXISTS / IN into LEFT JOINs on grouped CTEs. Its planner's
+steps are not used: it has no Filter step and splits join keys from their conditions (see
+docs/torchplan-compiler.md); the optimized SELECT is the skeleton instead, and every condition,
+wherever sqlglot put it, is reclassified here by the relations it touches.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import sqlglot
+from sqlglot import exp
+from sqlglot.errors import SqlglotError
+from sqlglot.optimizer import optimize
+
+from evaluator.torchplan.compiler.errors import UnsupportedSQL
+from evaluator.torchplan.compiler.exprs import Lowering
+from evaluator.torchplan.compiler.ir import Block, Expr, Relation
+from evaluator.torchplan.compiler.params import Binding, bind
+from evaluator.torchplan.compiler.schema import sql_types, table_of
+
+
+@dataclass
+class Frontend:
+    """The optimized tree, the bound parameters and the block lowered from them."""
+
+    sql: str
+    binding: Binding
+    optimized: exp.Select
+    block: Block
+    # LEFT JOINs on unnested subqueries, for the semi/anti-join rewrite: alias -> (CTE select, ON)
+    left_joins: dict[str, tuple[exp.Select, exp.Expression]]
+    # WHERE conjuncts that mention a LEFT-JOINed alias (the IS [NOT] NULL tests)
+    null_tests: list[exp.Expression]
+
+
+def parse(sql: str, params: dict[str, Any] | None) -> Frontend:
+    try:
+        tree = sqlglot.parse_one(sql, read="duckdb")
+    except SqlglotError as exc:
+        raise UnsupportedSQL(f"SQL sqlglot cannot parse ({str(exc).splitlines()[0]})") from exc
+    if not isinstance(tree, exp.Select):
+        raise UnsupportedSQL(f"top-level {tree.key.upper()} (only a single SELECT)")
+    _refuse_before_optimizing(tree)
+    binding = bind(tree, params)
+    try:
+        optimized = optimize(tree, schema=sql_types(), dialect="duckdb", leave_tables_isolated=True)
+    except SqlglotError as exc:
+        raise UnsupportedSQL(f"SQL sqlglot cannot optimize ({str(exc).splitlines()[0]})") from exc
+    return _lower_select(sql, binding, optimized)
+
+
+def _refuse_before_optimizing(tree: exp.Select) -> None:
+    """Shapes the optimizer would rewrite beyond recognition get named while still recognisable."""
+    if tree.args.get("with_"):
+        raise UnsupportedSQL("WITH (common table expressions, Q15 shape)")
+    for sub in tree.find_all(exp.Select):
+        if sub is tree:
+            continue
+        if isinstance(sub.parent, exp.Subquery) and isinstance(sub.parent.parent, exp.From | exp.Join):
+            where = "in FROM"
+        else:
+            clause = sub.find_ancestor(exp.Where, exp.Having)
+            where = f"in {clause.key.upper()}" if clause is not None else "in SELECT"
+        correlated = any(_owner(c) not in _local_tables(sub) for c in sub.find_all(exp.Column))
+        if where == "in FROM":
+            raise UnsupportedSQL("derived table (subquery in FROM, Q7/Q8/Q9/Q13/Q22 shape)")
+        if isinstance(sub.parent, exp.Subquery) and not isinstance(sub.parent.parent, exp.Exists | exp.In):
+            kind = "correlated scalar subquery" if correlated else "scalar subquery"
+            raise UnsupportedSQL(f"{kind} {where} (Q2/Q11/Q15/Q17/Q20/Q22 shape)")
+        if correlated and any(isinstance(n, exp.AggFunc) for n in sub.find_all(exp.AggFunc)):
+            raise UnsupportedSQL(f"correlated aggregate subquery {where} (Q2/Q17/Q20 shape)")
+        if correlated and any(isinstance(n, exp.NEQ) for n in sub.find_all(exp.NEQ)):
+            raise UnsupportedSQL(f"EXISTS correlated with `<>` {where} (Q21 shape)")
+        if isinstance(sub.parent, exp.Subquery | exp.In) and sub.args.get("group"):
+            raise UnsupportedSQL(f"IN (subquery with GROUP BY/HAVING) {where} (Q18 shape)")
+        if isinstance(sub.parent, exp.In) or isinstance(sub.parent.parent, exp.In):
+            negated = isinstance(sub.parent.parent, exp.Not) or isinstance(sub.parent.parent.parent, exp.Not)
+            if negated:
+                raise UnsupportedSQL(f"NOT IN (subquery) {where} (Q16 shape)")
+    if tree.args.get("distinct"):
+        raise UnsupportedSQL("SELECT DISTINCT")
+
+
+def _local_tables(select: exp.Select) -> set[str]:
+    return {t.alias_or_name for t in select.find_all(exp.Table)} | {
+        t.name for t in select.find_all(exp.Table)
+    }
+
+
+def _owner(column: exp.Column) -> str:
+    """The qualifier of a column, or (unqualified, as in TPC-H's SQL) the table that has it."""
+    if column.table:
+        return column.table
+    try:
+        return table_of(column.name)
+    except KeyError:
+        return ""
+
+
+def _lower_select(sql: str, binding: Binding, tree: exp.Select) -> Frontend:
+    ctes = {cte.alias: cte.this for cte in (tree.args.get("with_") or exp.With()).expressions}
+    scope: dict[str, tuple[str, str]] = {}
+    relations: dict[str, Relation] = {}
+    pending: list[tuple[str, exp.Expression]] = []  # (alias, condition) from CTE bodies
+    left_joins: dict[str, tuple[exp.Select, exp.Expression]] = {}
+    sources = [tree.args["from_"].this] + [j.this for j in tree.args.get("joins") or []]
+    joins = [None, *(tree.args.get("joins") or [])]
+    on_conditions: list[exp.Expression] = []
+    for source, join in zip(sources, joins, strict=True):
+        if not isinstance(source, exp.Table):
+            raise UnsupportedSQL("derived table (subquery in FROM)")
+        alias = source.alias_or_name
+        if join is not None and join.side == "LEFT":
+            body = ctes.get(source.name)
+            if body is None:
+                raise UnsupportedSQL("LEFT OUTER JOIN (only unnested EXISTS/IN subqueries)")
+            left_joins[alias] = (body, join.args.get("on"))
+            continue
+        if join is not None and (join.side or join.kind) and join.kind != "INNER":
+            raise UnsupportedSQL(f"{(join.side or join.kind)} JOIN")
+        if join is not None and join.args.get("on") is None:
+            raise UnsupportedSQL("CROSS JOIN (a scalar subquery, Q11/Q22 shape, or a missing join condition)")
+        if join is not None:
+            on_conditions.extend(_conjuncts(join.args["on"]))
+        table, conditions = _base_table(source, ctes)
+        scope[alias] = (alias, table)
+        relations[alias] = Relation(alias, table)
+        pending.extend((alias, c) for c in conditions)
+    where = tree.args.get("where")
+    conjuncts = on_conditions + (_conjuncts(where.this) if where is not None else [])
+    null_tests = [c for c in conjuncts if any(col.table in left_joins for col in c.find_all(exp.Column))]
+    conjuncts = [c for c in conjuncts if c not in null_tests]
+
+    lowering = Lowering(binding, scope, "in WHERE")
+    conditions: list[Expr] = []
+    for alias, condition in pending:
+        inner_scope = {k: v for k, v in scope.items()} | {
+            relations[alias].table: (alias, relations[alias].table)
+        }
+        conditions.append(Lowering(binding, inner_scope, "in WHERE").lower(condition))
+    conditions.extend(lowering.lower(c) for c in conjuncts)
+
+    select_lowering = Lowering(binding, scope, "in SELECT")
+    outputs = []
+    for projection in tree.expressions:
+        name = projection.alias_or_name
+        outputs.append((name, select_lowering.lower(projection.unalias())))
+    group = tree.args.get("group")
+    group_by = [
+        Lowering(binding, scope, "in GROUP BY").lower(g) for g in (group.expressions if group else [])
+    ]
+    having_node = tree.args.get("having")
+    having = Lowering(binding, scope, "in HAVING").lower(having_node.this) if having_node else None
+    order_by = []
+    order = tree.args.get("order")
+    by_name = dict(outputs)
+    for ordered in order.expressions if order else []:
+        key = ordered.this
+        if isinstance(key, exp.Column) and not key.table and key.name in by_name:
+            expr = by_name[key.name]
+        else:
+            expr = Lowering(binding, scope, "in ORDER BY").lower(key)
+        order_by.append((expr, bool(ordered.args.get("desc"))))
+    limit = _limit(tree)
+    block = Block(relations, "", [], [], conditions, group_by, outputs, having, order_by, limit)
+    return Frontend(sql, binding, tree, block, left_joins, null_tests)
+
+
+def _base_table(source: exp.Table, ctes: dict[str, exp.Select]) -> tuple[str, list[exp.Expression]]:
+    """The TPC-H table behind a FROM item and the filters sqlglot pushed into its CTE."""
+    body = ctes.get(source.name)
+    if body is None:
+        if source.name not in sql_types():
+            raise UnsupportedSQL(f"table {source.name!r} (not a TPC-H table)")
+        return source.name, []
+    inner = body.args["from_"].this
+    if body.args.get("joins") or body.args.get("group") or not isinstance(inner, exp.Table):
+        raise UnsupportedSQL("a subquery sqlglot kept as a CTE with joins or GROUP BY")
+    table, _ = _base_table(inner, ctes)
+    where = body.args.get("where")
+    return table, _conjuncts(where.this) if where is not None else []
+
+
+def _conjuncts(condition: exp.Expression) -> list[exp.Expression]:
+    if isinstance(condition, exp.And):
+        return _conjuncts(condition.this) + _conjuncts(condition.expression)
+    if isinstance(condition, exp.Paren):
+        return _conjuncts(condition.this)
+    if isinstance(condition, exp.Boolean) and condition.this:
+        return []
+    return [condition]
+
+
+def _limit(tree: exp.Select) -> int | None:
+    limit = tree.args.get("limit")
+    if limit is None:
+        return None
+    value = limit.expression
+    if not isinstance(value, exp.Literal) or value.is_string:
+        raise UnsupportedSQL("LIMIT that is not an integer literal")
+    return int(value.this)

@@ -1,0 +1,47 @@
+"""Constructs the compiler does not translate are refused by name, never miscompiled."""
+
+from __future__ import annotations
+
+import pytest
+
+from evaluator.torchplan.compiler import ParameterError, UnsupportedSQL, cli_main, compile_sql
+
+CASES = {
+    "correlated scalar subquery in WHERE": "SELECT p_partkey FROM part, partsupp "
+    "WHERE p_partkey = ps_partkey AND ps_supplycost = "
+    "(SELECT min(ps_supplycost) FROM partsupp WHERE p_partkey = ps_partkey)",
+    "scalar subquery in HAVING": "SELECT ps_partkey, sum(ps_availqty) AS v FROM partsupp GROUP BY ps_partkey "
+    "HAVING sum(ps_availqty) > (SELECT sum(ps_availqty) * 0.0001 FROM partsupp)",
+    "derived table (subquery in FROM": "SELECT c FROM (SELECT o_custkey AS c FROM orders) AS t",
+    "NOT IN (subquery) in WHERE": "SELECT count(*) AS n FROM partsupp WHERE ps_suppkey NOT IN "
+    "(SELECT s_suppkey FROM supplier WHERE s_acctbal < 0)",
+    "EXISTS correlated with `<>`": "SELECT count(*) AS n FROM lineitem l1 "
+    "WHERE EXISTS (SELECT * FROM lineitem l2 "
+    "WHERE l2.l_orderkey = l1.l_orderkey AND l2.l_suppkey <> l1.l_suppkey)",
+    "COUNT(DISTINCT": "SELECT count(DISTINCT ps_suppkey) AS n FROM partsupp",
+    "free-text column l_comment": "SELECT count(*) AS n FROM lineitem WHERE l_comment LIKE '%x%'",
+    "WITH (common table expressions": "WITH t AS (SELECT 1 AS x) SELECT x FROM t",
+    "composite-key join": "SELECT sum(ps_supplycost) AS s FROM lineitem, partsupp "
+    "WHERE l_partkey = ps_partkey AND l_suppkey = ps_suppkey",
+    "SELECT DISTINCT": "SELECT DISTINCT l_returnflag FROM lineitem",
+    "SUBSTRING expression": "SELECT count(*) AS n FROM customer WHERE substring(c_phone, 1, 2) = '13'",
+}
+
+
+@pytest.mark.parametrize("construct", sorted(CASES))
+def test_an_unsupported_construct_is_refused_by_name(construct: str) -> None:
+    with pytest.raises(UnsupportedSQL) as raised:
+        compile_sql(CASES[construct], name="test")
+    assert construct in str(raised.value)
+
+
+def test_a_parameter_that_is_not_in_the_sql_is_an_error() -> None:
+    with pytest.raises(ParameterError, match="do not occur"):
+        compile_sql("SELECT count(*) AS n FROM lineitem WHERE l_quantity < 24", name="t", params={"q": 25})
+
+
+def test_the_cli_prints_the_module_or_exits_2_with_the_reason(capsys: pytest.CaptureFixture[str]) -> None:
+    assert cli_main("SELECT count(*) AS n FROM lineitem WHERE l_quantity < 24") == 0
+    assert "def run_query(tables)" in capsys.readouterr().out
+    assert cli_main(CASES["SELECT DISTINCT"]) == 2
+    assert "SELECT DISTINCT" in capsys.readouterr().err

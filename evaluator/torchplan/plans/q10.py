@@ -53,6 +53,7 @@ def _query_core(
     date_hi: int,
     order_key_space: int,
     customer_key_space: int,
+    nation_key_space: int,
 ) -> dict[str, torch.Tensor]:
     """The result columns; free-text columns as customer row indices, n_name as its code."""
     device = l_orderkey.device
@@ -74,7 +75,7 @@ def _query_core(
     # Every qualifying row adds a positive amount: a customer without rows has revenue 0 and no group.
     top = top[revenue[top] > 0]
     c_row = ops.lookup(ops.key_index(c_custkey, customer_key_space), top)
-    n_row = ops.lookup(ops.key_index(n_nationkey), c_nationkey[c_row])
+    n_row = ops.lookup(ops.key_index(n_nationkey, nation_key_space), c_nationkey[c_row])
     return {
         "c_custkey": c_custkey[c_row],
         "c_name": c_row,
@@ -107,7 +108,9 @@ def run_query(tables, date: str = "1993-10-01"):
         returned=ops.dictionary_code(lineitem.dictionary("l_returnflag"), "R"),
         date_lo=date_to_days(year, month, day),
         date_hi=date_to_days(year + later // 12, later % 12 + 1, day),
-        # dbgen's sparse order keys (mk_sparse) never exceed 4 x the order count; customer keys are 1..N.
+        # dbgen's sparse order keys (mk_sparse) never exceed 4 x the order count; customer keys are
+        # 1..N, nation keys 0..N-1.
         order_key_space=4 * orders.rows + 1,
         customer_key_space=customer.rows + 1,
+        nation_key_space=nation.rows,
     )

@@ -6,6 +6,7 @@ import pytest
 from django.contrib.auth.models import User
 from django.core.management import CommandError, call_command
 
+from evaluator.queries import QUERIES
 from leaderboard.models import Hardware, Query, Submission
 
 pytestmark = pytest.mark.django_db
@@ -26,7 +27,8 @@ def test_setup_loads_queries_this_machine_and_the_demo_user_and_can_run_again(se
     second = run("dkb_setup")
     assert "query q06: updated" in second
     assert "user demo: exists" in second
-    assert Query.objects.get().torchplan_source.startswith('"""')
+    assert Query.objects.count() == len(QUERIES)
+    assert all(q.torchplan_source.startswith('"""') and q.sql for q in Query.objects.all())
     hardware = Hardware.objects.get()
     assert (hardware.device, hardware.scale_factor, hardware.active) == (
         "cpu",

@@ -162,7 +162,7 @@ def _bench(args: argparse.Namespace) -> int:
     import torch
 
     from evaluator import hardware
-    from evaluator.bench import as_dicts, bench_query, copy_bandwidth_gbs, table
+    from evaluator.bench import BenchRow, as_dicts, bench_query, copy_bandwidth_gbs, table
     from evaluator.queries import QUERIES
     from evaluator.timing import TimingPolicy
     from evaluator.tpch.generate import prepare as prepare_data
@@ -177,7 +177,11 @@ def _bench(args: argparse.Namespace) -> int:
     policy = TimingPolicy(max_time_s=args.max_time, min_time_s=min(1.0, args.max_time))
     rows = []
     for number in args.queries or sorted(QUERIES):
-        row = bench_query(QUERIES[number], folder, device, bandwidth, policy)
+        try:
+            row = bench_query(QUERIES[number], folder, device, bandwidth, policy)
+        except Exception as exc:  # one failing plan must not hide the other queries' figures
+            error = f"{type(exc).__name__}: {exc}"[:300]
+            row = BenchRow(number, 0.0, None, None, None, 0, None, correct=False, note=error)
         rows.append(row)
         print(table([row]).splitlines()[2], flush=True)
         if args.out:

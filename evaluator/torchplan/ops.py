@@ -76,6 +76,14 @@ def group_sum(values: torch.Tensor, ids: torch.Tensor, groups: int) -> torch.Ten
 
 
 def group_count(ids: torch.Tensor, groups: int) -> torch.Tensor:
+    """Rows per group, int64. Ids must lie in [0, groups).
+
+    For a few groups, one comparison-and-count per group: CUDA's bincount piles its atomics onto those
+    few bins (3.8 ms for Q1's 60 M ids at SF10 on an H200; with masked counts compiled Q1 went from 5.7
+    to 1.7 ms). Out-of-range ids are ignored there, but not by bincount: keep them in range.
+    """
+    if groups <= 16:
+        return torch.stack([(ids == g).sum() for g in range(groups)]) if groups else ids.new_zeros(0).long()
     return torch.bincount(ids, minlength=groups)
 
 
@@ -185,14 +193,11 @@ def text_order_keys(text: torch.Tensor) -> list[tuple[torch.Tensor, bool]]:
     do; zero padding sorts before any character, so a prefix sorts first. Ascending; flip the bools for
     DESC.
     """
-    words = []
-    for start in range(0, text.shape[1], 7):
-        word = torch.zeros(text.shape[0], dtype=torch.int64, device=text.device)
-        for column in range(start, start + 7):
-            byte = text[:, column].long() if column < text.shape[1] else 0
-            word = word * 256 + byte
-        words.append((word, False))
-    return words
+    rows, width = text.shape
+    padded = torch.nn.functional.pad(text, (0, -width % 7)).view(rows, (width + 6) // 7, 7).long()
+    weights = 256 ** torch.arange(6, -1, -1, dtype=torch.int64, device=text.device)
+    words = (padded * weights).sum(dim=2)
+    return [(words[:, i], False) for i in range(words.shape[1])]
 
 
 def _bytes(value: str, like: torch.Tensor) -> torch.Tensor:

@@ -15,12 +15,14 @@ nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem,temperature.gpu 
 python3 -m evaluator prepare --sf 10 --data-dir var/data 2>&1 | grep -v 'col/s'
 for step in "${steps[@]}"; do
   case $step in
-    bench10) timeout ${BENCH_TIMEOUT:-420} python3 -m evaluator bench --sf 10 --device cuda --data-dir var/data --max-time 2 \
+    bench10) timeout ${BENCH_TIMEOUT:-420} python3 -m evaluator bench --sf 10 --device cuda --data-dir var/data --max-time ${BENCH_MAX_TIME:-2} \
                $only --out "$OUT/bench-sf10${QUERIES:+-$QUERIES}.json" 2>&1 | tee -a "$OUT/bench-sf10.txt" ;;
-    validate10) timeout 240 python3 -m evaluator validate --sf 10 --device cuda --data-dir var/data \
+    validate10) timeout ${VALIDATE_TIMEOUT:-240} python3 -m evaluator validate --sf 10 --device cuda \
+               --data-dir var/data --random-sets ${RANDOM_SETS:-5} \
                $only --out "$OUT/validate-sf10.json" 2>&1 | grep -v 'query/s' | tee -a "$OUT/validate-sf10.txt" ;;
     validate1) python3 -m evaluator prepare --sf 1 --data-dir var/data 2>&1 | grep -v 'col/s'
-               timeout 180 python3 -m evaluator validate --sf 1 --device cuda --data-dir var/data \
+               timeout ${VALIDATE_TIMEOUT:-180} python3 -m evaluator validate --sf 1 --device cuda \
+               --data-dir var/data --random-sets ${RANDOM_SETS:-5} \
                $only --out "$OUT/validate-sf1.json" 2>&1 | grep -v 'query/s' | tee -a "$OUT/validate-sf1.txt" ;;
   esac
 done

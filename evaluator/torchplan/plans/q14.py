@@ -13,12 +13,10 @@ table indexed by partkey, so the whole query is one fused pass over lineitem and
 
 from __future__ import annotations
 
-import datetime as dt
-
 import torch
 
 from evaluator.torchplan import ops
-from evaluator.tpch.encoding import parse_date
+from evaluator.tpch.encoding import add_months, parse_date
 
 COLUMNS = {
     "lineitem": ("l_partkey", "l_extendedprice", "l_discount", "l_shipdate"),
@@ -50,8 +48,6 @@ def _query_core(
 
 def run_query(tables, date: str = "1995-09-01"):
     lineitem, part = tables["lineitem"], tables["part"]
-    start = dt.date.fromisoformat(date)
-    end = start.replace(year=start.year + start.month // 12, month=start.month % 12 + 1)
     promo_revenue = _query_core(
         lineitem["l_partkey"],
         lineitem["l_extendedprice"],
@@ -63,6 +59,6 @@ def run_query(tables, date: str = "1995-09-01"):
             part.dictionary("p_type"), lambda s: s.startswith("PROMO"), part["p_type"].device
         ),
         date_lo=parse_date(date),
-        date_hi=parse_date(end.isoformat()),
+        date_hi=add_months(date, 1),
     )
     return {"promo_revenue": promo_revenue}

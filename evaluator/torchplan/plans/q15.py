@@ -18,11 +18,9 @@ int64 in units of 1/10000: cents of the price times hundredths of (1 - discount)
 
 from __future__ import annotations
 
-import datetime as dt
-
 import torch
 
-from evaluator.tpch.encoding import parse_date
+from evaluator.tpch.encoding import add_months, parse_date
 
 COLUMNS = {
     "lineitem": ("l_suppkey", "l_extendedprice", "l_discount", "l_shipdate"),
@@ -57,9 +55,6 @@ def _query_core(
 
 def run_query(tables, date: str = "1996-01-01"):
     lineitem, supplier = tables["lineitem"], tables["supplier"]
-    start = dt.date.fromisoformat(date)
-    month = start.month + 2  # zero-based month of the end
-    end = start.replace(year=start.year + month // 12, month=month % 12 + 1)
     suppkey, rows, total_revenue = _query_core(
         lineitem["l_suppkey"],
         lineitem["l_extendedprice"],
@@ -67,7 +62,7 @@ def run_query(tables, date: str = "1996-01-01"):
         lineitem["l_shipdate"],
         supplier["s_suppkey"],
         date_lo=parse_date(date),
-        date_hi=parse_date(end.isoformat()),
+        date_hi=add_months(date, 3),
     )
     return {
         "s_suppkey": suppkey,

@@ -5,15 +5,13 @@ from __future__ import annotations
 import random
 
 from evaluator.queries.spec import Query
-
-TYPE_SYLLABLES_3 = ("TIN", "NICKEL", "BRASS", "STEEL", "COPPER")
-REGIONS = ("AFRICA", "AMERICA", "ASIA", "EUROPE", "MIDDLE EAST")
+from evaluator.queries.words import REGIONS, TYPE_SYLLABLES
 
 
 def random_params(rng: random.Random) -> dict:
     return {
         "size": rng.randint(1, 50),
-        "type": rng.choice(TYPE_SYLLABLES_3),
+        "type": rng.choice(TYPE_SYLLABLES[2]),
         "region": rng.choice(REGIONS),
     }
 

@@ -5,8 +5,7 @@ from __future__ import annotations
 import random
 
 from evaluator.queries.spec import Query
-
-SEGMENTS = ("AUTOMOBILE", "BUILDING", "FURNITURE", "HOUSEHOLD", "MACHINERY")
+from evaluator.queries.words import SEGMENTS
 
 
 def random_params(rng: random.Random) -> dict:

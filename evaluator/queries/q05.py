@@ -5,8 +5,7 @@ from __future__ import annotations
 import random
 
 from evaluator.queries.spec import Query
-
-REGIONS = ("AFRICA", "AMERICA", "ASIA", "EUROPE", "MIDDLE EAST")
+from evaluator.queries.words import REGIONS
 
 
 def random_params(rng: random.Random) -> dict:

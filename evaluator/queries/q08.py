@@ -5,21 +5,7 @@ from __future__ import annotations
 import random
 
 from evaluator.queries.spec import Query
-
-# Nations and their regions (spec 4.2.3), and the three syllables of part types (spec 4.2.2.13).
-NATION_REGIONS = {
-    "ALGERIA": "AFRICA", "ARGENTINA": "AMERICA", "BRAZIL": "AMERICA", "CANADA": "AMERICA",
-    "EGYPT": "MIDDLE EAST", "ETHIOPIA": "AFRICA", "FRANCE": "EUROPE", "GERMANY": "EUROPE",
-    "INDIA": "ASIA", "INDONESIA": "ASIA", "IRAN": "MIDDLE EAST", "IRAQ": "MIDDLE EAST", "JAPAN": "ASIA",
-    "JORDAN": "MIDDLE EAST", "KENYA": "AFRICA", "MOROCCO": "AFRICA", "MOZAMBIQUE": "AFRICA",
-    "PERU": "AMERICA", "CHINA": "ASIA", "ROMANIA": "EUROPE", "SAUDI ARABIA": "MIDDLE EAST",
-    "VIETNAM": "ASIA", "RUSSIA": "EUROPE", "UNITED KINGDOM": "EUROPE", "UNITED STATES": "AMERICA",
-}  # fmt: skip
-TYPE_SYLLABLES = (
-    ("STANDARD", "SMALL", "MEDIUM", "LARGE", "ECONOMY", "PROMO"),
-    ("ANODIZED", "BURNISHED", "PLATED", "POLISHED", "BRUSHED"),
-    ("TIN", "NICKEL", "BRASS", "STEEL", "COPPER"),
-)
+from evaluator.queries.words import NATION_REGIONS, TYPE_SYLLABLES
 
 
 def random_params(rng: random.Random) -> dict:

@@ -5,8 +5,7 @@ from __future__ import annotations
 import random
 
 from evaluator.queries.spec import Query
-
-SHIP_MODES = ("REG AIR", "AIR", "RAIL", "SHIP", "TRUCK", "MAIL", "FOB")
+from evaluator.queries.words import SHIP_MODES
 
 
 def random_params(rng: random.Random) -> dict:

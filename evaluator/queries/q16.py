@@ -5,19 +5,15 @@ from __future__ import annotations
 import random
 
 from evaluator.queries.spec import Query
+from evaluator.queries.words import TYPE_SYLLABLES, brand
 
-# The first two syllables of part types (spec 4.2.2.13).
-TYPE_SYLLABLES = (
-    ("STANDARD", "SMALL", "MEDIUM", "LARGE", "ECONOMY", "PROMO"),
-    ("ANODIZED", "BURNISHED", "PLATED", "POLISHED", "BRUSHED"),
-)
 SIZES = ("size1", "size2", "size3", "size4", "size5", "size6", "size7", "size8")
 
 
 def random_params(rng: random.Random) -> dict:
     return {
-        "brand": f"Brand#{rng.randint(1, 5)}{rng.randint(1, 5)}",
-        "type": " ".join(rng.choice(syllables) for syllables in TYPE_SYLLABLES),
+        "brand": brand(rng),
+        "type": " ".join(rng.choice(syllables) for syllables in TYPE_SYLLABLES[:2]),
         **dict(zip(SIZES, rng.sample(range(1, 51), len(SIZES)), strict=True)),
     }
 

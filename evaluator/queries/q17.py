@@ -5,14 +5,12 @@ from __future__ import annotations
 import random
 
 from evaluator.queries.spec import Query
-
-CONTAINER_SIZES = ("SM", "LG", "MED", "JUMBO", "WRAP")
-CONTAINER_TYPES = ("CASE", "BOX", "BAG", "JAR", "PKG", "PACK", "CAN", "DRUM")
+from evaluator.queries.words import CONTAINER_SIZES, CONTAINER_TYPES, brand
 
 
 def random_params(rng: random.Random) -> dict:
     return {
-        "brand": f"Brand#{rng.randint(1, 5)}{rng.randint(1, 5)}",
+        "brand": brand(rng),
         "container": f"{rng.choice(CONTAINER_SIZES)} {rng.choice(CONTAINER_TYPES)}",
     }
 

@@ -5,10 +5,7 @@ from __future__ import annotations
 import random
 
 from evaluator.queries.spec import Query
-
-
-def _brand(rng: random.Random) -> str:
-    return f"Brand#{rng.randint(1, 5)}{rng.randint(1, 5)}"
+from evaluator.queries.words import brand
 
 
 def random_params(rng: random.Random) -> dict:
@@ -16,9 +13,9 @@ def random_params(rng: random.Random) -> dict:
         "quantity1": rng.randint(1, 10),
         "quantity2": rng.randint(10, 20),
         "quantity3": rng.randint(20, 30),
-        "brand1": _brand(rng),
-        "brand2": _brand(rng),
-        "brand3": _brand(rng),
+        "brand1": brand(rng),
+        "brand2": brand(rng),
+        "brand3": brand(rng),
     }
 
 

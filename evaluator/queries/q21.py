@@ -5,12 +5,7 @@ from __future__ import annotations
 import random
 
 from evaluator.queries.spec import Query
-
-NATIONS = (
-    "ALGERIA", "ARGENTINA", "BRAZIL", "CANADA", "EGYPT", "ETHIOPIA", "FRANCE", "GERMANY", "INDIA",
-    "INDONESIA", "IRAN", "IRAQ", "JAPAN", "JORDAN", "KENYA", "MOROCCO", "MOZAMBIQUE", "PERU", "CHINA",
-    "ROMANIA", "SAUDI ARABIA", "VIETNAM", "RUSSIA", "UNITED KINGDOM", "UNITED STATES",
-)  # fmt: skip
+from evaluator.queries.words import NATIONS
 
 
 def random_params(rng: random.Random) -> dict:

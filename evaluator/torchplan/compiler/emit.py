@@ -14,7 +14,7 @@ import textwrap
 from evaluator.torchplan.compiler.emit_group import Grouping, aggregates_of, identifier
 from evaluator.torchplan.compiler.emit_host import HostArgs
 from evaluator.torchplan.compiler.errors import UnsupportedSQL
-from evaluator.torchplan.compiler.exprcode import ExprCode
+from evaluator.torchplan.compiler.exprcode import PRECEDENCE, ExprCode
 from evaluator.torchplan.compiler.ir import Agg, Block, Col, Expr, Relation, columns, has_agg, walk
 from evaluator.torchplan.compiler.schema import Kind
 
@@ -47,8 +47,12 @@ class CoreEmitter(Grouping):
         self.lines.append(f"    {line}" if line else "")
 
     def expr(self, expr: Expr, column=None, agg=None) -> str:
+        return self._expr_prec(expr, column, agg)[0]
+
+    def _expr_prec(self, expr: Expr, column=None, agg=None) -> tuple[str, int]:
+        """The code and its operator precedence (to parenthesize it as an operand)."""
         coder = ExprCode(column or self.var, self.host.name_for, agg)
-        code = coder.code(expr)
+        code = coder.code_prec(expr)
         self.uses_year |= coder.uses_year
         return code
 
@@ -118,10 +122,13 @@ class CoreEmitter(Grouping):
             masked.add(alias)
 
     def _conjunction(self, conditions: list[Expr]) -> str:
-        parts = [self.expr(c) for c in conditions]
-        if len(parts) == 1:
-            return parts[0]
-        return "(\n        " + "\n        & ".join(f"({p})" if "(" != p[0] else p for p in parts) + "\n    )"
+        coded = [self._expr_prec(c) for c in conditions]
+        if len(coded) == 1:
+            return coded[0][0]
+        # `&` binds tighter than comparisons and `|`: an operand below it needs parentheses, even one
+        # that happens to start with "(" such as `(a == b) | (c == d)`.
+        parts = [f"({p})" if prec < PRECEDENCE["and"] else p for p, prec in coded]
+        return "(\n        " + "\n        & ".join(parts) + "\n    )"
 
     def _masked_aggregates(self, masked: set[str]) -> list[str]:
         """No join, no GROUP BY: reduce under the mask, no compaction (no host synchronisation)."""

@@ -12,8 +12,8 @@ from evaluator.torchplan.compiler.schema import Kind
 
 _SYMBOL = {"=": "==", "<>": "!=", "<": "<", "<=": "<=", ">": ">", ">=": ">=", "and": "&", "or": "|"}
 _SYMBOL |= {"+": "+", "-": "-", "*": "*", "/": "/"}
-_PRECEDENCE = {"=": 1, "<>": 1, "<": 1, "<=": 1, ">": 1, ">=": 1, "or": 2, "and": 3, "+": 5, "-": 5}
-_PRECEDENCE |= {"*": 6, "/": 6, "not": 7, "neg": 7}
+PRECEDENCE = {"=": 1, "<>": 1, "<": 1, "<=": 1, ">": 1, ">=": 1, "or": 2, "and": 3, "+": 5, "-": 5}
+PRECEDENCE |= {"*": 6, "/": 6, "not": 7, "neg": 7}
 ATOM = 9
 
 
@@ -33,6 +33,10 @@ class ExprCode:
 
     def code(self, expr: Expr) -> str:
         return self._code(expr)[0]
+
+    def code_prec(self, expr: Expr) -> tuple[str, int]:
+        """The code and the precedence of its outermost operator (ATOM when it needs no parentheses)."""
+        return self._code(expr)
 
     def _code(self, expr: Expr) -> tuple[str, int]:
         if isinstance(expr, Col):
@@ -72,7 +76,7 @@ class ExprCode:
         if expr.op == "year":
             self.uses_year = True
             return f"_year({self.code(expr.args[0])})", ATOM
-        precedence = _PRECEDENCE[expr.op]
+        precedence = PRECEDENCE[expr.op]
         if expr.op in ("not", "neg"):
             inner, inner_prec = self._code(expr.args[0])
             inner = f"({inner})" if inner_prec < precedence else inner

@@ -68,7 +68,9 @@ def _refuse_before_optimizing(tree: exp.Select) -> None:
             where = f"in {clause.key.upper()}" if clause is not None else "in SELECT"
         correlated = any(_owner(c) not in _local_tables(sub) for c in sub.find_all(exp.Column))
         if where == "in FROM":
-            raise UnsupportedSQL("derived table (subquery in FROM, Q7/Q8/Q9/Q13/Q22 shape)")
+            # sqlglot's merge_subqueries folds a plain SELECT-FROM-WHERE derived table into the outer
+            # query (Q7, Q8); one it cannot merge comes back as a CTE and is refused in _base_table.
+            continue
         if isinstance(sub.parent, exp.Subquery) and not isinstance(sub.parent.parent, exp.Exists | exp.In):
             kind = "correlated scalar subquery" if correlated else "scalar subquery"
             raise UnsupportedSQL(f"{kind} {where} (Q2/Q11/Q15/Q17/Q20/Q22 shape)")
@@ -180,7 +182,11 @@ def _base_table(source: exp.Table, ctes: dict[str, exp.Select]) -> tuple[str, li
         return source.name, []
     inner = body.args["from_"].this
     if body.args.get("joins") or body.args.get("group") or not isinstance(inner, exp.Table):
-        raise UnsupportedSQL("a subquery sqlglot kept as a CTE with joins or GROUP BY")
+        what = "GROUP BY" if body.args.get("group") else "joins"
+        raise UnsupportedSQL(
+            f"derived table (subquery in FROM) with {what} that sqlglot cannot merge into the outer "
+            "query (Q13/Q15 shape)"
+        )
     table, _ = _base_table(inner, ctes)
     where = body.args.get("where")
     return table, _conjuncts(where.this) if where is not None else []

@@ -12,7 +12,8 @@ CASES = {
     "(SELECT min(ps_supplycost) FROM partsupp WHERE p_partkey = ps_partkey)",
     "scalar subquery in HAVING": "SELECT ps_partkey, sum(ps_availqty) AS v FROM partsupp GROUP BY ps_partkey "
     "HAVING sum(ps_availqty) > (SELECT sum(ps_availqty) * 0.0001 FROM partsupp)",
-    "derived table (subquery in FROM": "SELECT c FROM (SELECT o_custkey AS c FROM orders) AS t",
+    "derived table (subquery in FROM) with GROUP BY": "SELECT n, count(*) AS k FROM "
+    "(SELECT o_custkey, count(*) AS n FROM orders GROUP BY o_custkey) AS t GROUP BY n",
     "NOT IN (subquery) in WHERE": "SELECT count(*) AS n FROM partsupp WHERE ps_suppkey NOT IN "
     "(SELECT s_suppkey FROM supplier WHERE s_acctbal < 0)",
     "EXISTS correlated with `<>`": "SELECT count(*) AS n FROM lineitem l1 "

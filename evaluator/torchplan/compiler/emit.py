@@ -121,14 +121,16 @@ class CoreEmitter(Grouping):
             self.out(f"{self.mask(alias)} = {condition}")
             masked.add(alias)
 
-    def _conjunction(self, conditions: list[Expr]) -> str:
+    def _conjunction(self, conditions: list[Expr], *, wrap: bool = True) -> str:
+        """`(a) & (b)` over several lines; `wrap=False` inside a call's own parentheses."""
         coded = [self._expr_prec(c) for c in conditions]
         if len(coded) == 1:
             return coded[0][0]
         # `&` binds tighter than comparisons and `|`: an operand below it needs parentheses, even one
         # that happens to start with "(" such as `(a == b) | (c == d)`.
         parts = [f"({p})" if prec < PRECEDENCE["and"] else p for p, prec in coded]
-        return "(\n        " + "\n        & ".join(parts) + "\n    )"
+        joined = "\n        & ".join(parts)
+        return f"(\n        {joined}\n    )" if wrap else joined
 
     def _masked_aggregates(self, masked: set[str]) -> list[str]:
         """No join, no GROUP BY: reduce under the mask, no compaction (no host synchronisation)."""

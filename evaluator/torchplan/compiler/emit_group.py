@@ -51,7 +51,7 @@ class Grouping:
             self.rebound.add(col)
         if block.residual:
             self.out("# Conditions across tables, on the joined rows.")
-            self.out(f"keep = torch.nonzero({self._conjunction(block.residual)}).squeeze(1)")
+            self.out(f"keep = torch.nonzero({self._conjunction(block.residual, wrap=False)}).squeeze(1)")
             for col in sorted(self.rebound, key=lambda c: (c.alias, c.name)):
                 self.out(f"{self.var(col)} = {self.var(col)}[keep]")
             for alias in sorted(needed):

@@ -102,9 +102,8 @@ def render(block: Block, binding: Binding, *, name: str, sql: str) -> str:
     imports += ["", "import torch", ""]
     if "ops." in "\n".join(body) + host_code:
         imports.append("from evaluator.torchplan import ops")
-    encoding = [
-        n for n in ("date_to_days", "decimal", "parse_date") if re.search(rf"\b{n}\b", host_code + helpers_code)
-    ]
+    names = ("date_to_days", "decimal", "parse_date")
+    encoding = [n for n in names if re.search(rf"\b{n}\b", host_code + helpers_code)]
     if encoding:
         imports.append(f"from evaluator.tpch.encoding import {', '.join(encoding)}")
 

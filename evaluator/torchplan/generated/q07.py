@@ -103,10 +103,7 @@ def _query_core(
     n2_n_name = n2_n_name[n2_rows]
     # Conditions across tables, on the joined rows.
     keep = torch.nonzero(
-        (
-            ((n1_n_name == nation1) | (n2_n_name == nation1))
-            & ((n1_n_name == nation2) | (n2_n_name == nation2))
-        )
+        ((n1_n_name == nation1) | (n2_n_name == nation1)) & ((n1_n_name == nation2) | (n2_n_name == nation2))
     ).squeeze(1)
     l_discount = l_discount[keep]
     l_extendedprice = l_extendedprice[keep]

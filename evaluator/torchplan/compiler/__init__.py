@@ -15,8 +15,13 @@ from evaluator.torchplan.compiler.errors import ParameterError, UnsupportedSQL
 __all__ = ["ParameterError", "UnsupportedSQL", "cli_main", "compile_sql"]
 
 
-def compile_sql(sql: str, *, name: str, params: dict[str, Any] | None = None) -> str:
+def compile_sql(
+    sql: str, *, name: str, params: dict[str, Any] | None = None, template: str | None = None
+) -> str:
     """The TorchPlan module for `sql`; `params` names which literals are parameters (name -> value).
+
+    `template` (optional) is `sql` with `{param}` fields: the parameters are then located exactly,
+    even where a default equals another literal of the query.
 
     Raises UnsupportedSQL naming the construct it cannot translate, ParameterError for bad params.
     """
@@ -24,7 +29,7 @@ def compile_sql(sql: str, *, name: str, params: dict[str, Any] | None = None) ->
     from evaluator.torchplan.compiler.module import render
     from evaluator.torchplan.compiler.rewrites import rewrite
 
-    front = parse(sql, params)
+    front = parse(sql, params, template)
     block = rewrite(front)
     return render(block, front.binding, name=name, sql=sql)
 

@@ -20,7 +20,7 @@ from sqlglot.optimizer import optimize
 from evaluator.torchplan.compiler.errors import UnsupportedSQL
 from evaluator.torchplan.compiler.exprs import Lowering
 from evaluator.torchplan.compiler.ir import Block, Expr, Relation
-from evaluator.torchplan.compiler.params import Binding, bind
+from evaluator.torchplan.compiler.params import Binding, bind, sentinels
 from evaluator.torchplan.compiler.schema import sql_types, table_of
 
 
@@ -38,15 +38,18 @@ class Frontend:
     null_tests: list[exp.Expression]
 
 
-def parse(sql: str, params: dict[str, Any] | None) -> Frontend:
+def parse(sql: str, params: dict[str, Any] | None, template: str | None = None) -> Frontend:
+    """`template`: the SQL with `{param}` fields; rendered with sentinels, its parameters bind exactly."""
+    spelled = sentinels(params or {}) if template is not None else None
+    text = template.format(**spelled) if template is not None and spelled is not None else sql
     try:
-        tree = sqlglot.parse_one(sql, read="duckdb")
+        tree = sqlglot.parse_one(text, read="duckdb")
     except SqlglotError as exc:
         raise UnsupportedSQL(f"SQL sqlglot cannot parse ({str(exc).splitlines()[0]})") from exc
     if not isinstance(tree, exp.Select):
         raise UnsupportedSQL(f"top-level {tree.key.upper()} (only a single SELECT)")
     _refuse_before_optimizing(tree)
-    binding = bind(tree, params)
+    binding = bind(tree, params, spelled)
     try:
         optimized = optimize(tree, schema=sql_types(), dialect="duckdb", leave_tables_isolated=True)
     except SqlglotError as exc:
@@ -134,7 +137,7 @@ def _lower_select(sql: str, binding: Binding, tree: exp.Select) -> Frontend:
         relations[alias] = Relation(alias, table)
         pending.extend((alias, c) for c in conditions)
     where = tree.args.get("where")
-    conjuncts = on_conditions + (_conjuncts(where.this) if where is not None else [])
+    conjuncts = factor_or(on_conditions + (_conjuncts(where.this) if where is not None else []))
     null_tests = [c for c in conjuncts if any(col.table in left_joins for col in c.find_all(exp.Column))]
     conjuncts = [c for c in conjuncts if c not in null_tests]
 
@@ -199,6 +202,63 @@ def _conjuncts(condition: exp.Expression) -> list[exp.Expression]:
         return _conjuncts(condition.this)
     if isinstance(condition, exp.Boolean) and condition.this:
         return []
+    return [condition]
+
+
+def factor_or(conjuncts: list[exp.Expression]) -> list[exp.Expression]:
+    """Conjuncts with duplicates dropped and each OR's common conjuncts hoisted out of it.
+
+    Q19 repeats its join key `p_partkey = l_partkey` inside each OR branch (and sqlglot copies the OR
+    into both JOIN ON and WHERE): hoisted, it is a PK-FK edge. Per relation, the OR of each branch's
+    conditions on that relation alone is implied too: it becomes that table's filter, so most rows
+    drop out before the join, while the whole OR still runs on the joined rows.
+    """
+    result: list[exp.Expression] = []
+    seen: set[str] = set()
+
+    def add(condition: exp.Expression) -> None:
+        if condition.sql() not in seen:
+            seen.add(condition.sql())
+            result.append(condition)
+
+    for conjunct in conjuncts:
+        if not isinstance(conjunct, exp.Or):
+            add(conjunct)
+            continue
+        branches = [_conjuncts(b) for b in _disjuncts(conjunct)]
+        common = set.intersection(*({c.sql() for c in b} for b in branches))
+        for c in branches[0]:
+            if c.sql() in common:
+                add(c)
+        rest = [[c for c in b if c.sql() not in common] for b in branches]
+        if any(not r for r in rest):
+            continue  # one branch is the common part alone: the OR adds nothing to it
+        for implied in _implied_filters(rest):
+            add(implied)
+        add(exp.or_(*(exp.and_(*r) for r in rest)))
+    return result
+
+
+def _implied_filters(branches: list[list[exp.Expression]]) -> list[exp.Expression]:
+    """For each relation every branch constrains alone: OR over branches of those constraints."""
+
+    def alone(condition: exp.Expression) -> str | None:
+        tables = {c.table for c in condition.find_all(exp.Column)}
+        return tables.pop() if len(tables) == 1 else None
+
+    per_branch = [{alone(c) for c in b} - {None} for b in branches]
+    implied = []
+    for table in sorted(set.intersection(*per_branch)):
+        parts = [exp.and_(*(c for c in b if alone(c) == table)) for b in branches]
+        implied.append(exp.or_(*parts))
+    return implied
+
+
+def _disjuncts(condition: exp.Expression) -> list[exp.Expression]:
+    if isinstance(condition, exp.Or):
+        return _disjuncts(condition.this) + _disjuncts(condition.expression)
+    if isinstance(condition, exp.Paren):
+        return _disjuncts(condition.this)
     return [condition]
 
 

@@ -32,9 +32,33 @@ class Binding:
         return name in self.templates
 
 
-def bind(tree: exp.Expression, params: dict[str, Any] | None) -> Binding:
+def sentinels(params: dict[str, Any]) -> dict[str, Any]:
+    """A value per parameter that no SQL text holds otherwise, of the parameter's type.
+
+    Rendering a query template with these (rather than the defaults) makes binding exact: Q19's
+    quantity1 = 1 would otherwise also bind the `1` of `p_size BETWEEN 1 AND 5`.
+    """
+    spelled: dict[str, Any] = {}
+    for i, (name, value) in enumerate(params.items()):
+        if isinstance(value, str) and not _numeric_text(value):
+            spelled[name] = f"Zq{i}qZ"
+        elif isinstance(value, str):  # a DECIMAL digit string (Q11's fraction) may stand unquoted
+            spelled[name] = f"{987654000 + i}.5"
+        elif isinstance(value, float):
+            spelled[name] = 987654000.5 + i
+        else:
+            spelled[name] = 987654000 + i
+    return spelled
+
+
+def bind(
+    tree: exp.Expression, params: dict[str, Any] | None, spelled: dict[str, Any] | None = None
+) -> Binding:
+    """Replace the parameters' literals in `tree`; `spelled` is how each is written there (default:
+    its value; `sentinels(params)` when the SQL was rendered from a template with them)."""
     binding = Binding(dict(params or {}))
-    texts = {name: _text(value) for name, value in binding.defaults.items()}
+    spelled = dict(spelled) if spelled is not None else dict(binding.defaults)
+    texts = {name: _text(value) for name, value in spelled.items()}
     clash = {t for t in texts.values() if list(texts.values()).count(t) > 1}
     if clash:
         names = sorted(n for n, t in texts.items() if t in clash)
@@ -42,13 +66,13 @@ def bind(tree: exp.Expression, params: dict[str, Any] | None) -> Binding:
     by_text = {text: name for name, text in texts.items()}
     found: set[str] = set()
     for literal in list(tree.find_all(exp.Literal)):
-        name = by_text.get(literal.this) or _numeric_match(literal, binding.defaults)
+        name = by_text.get(literal.this) or _numeric_match(literal, spelled)
         if name is not None:
             literal.replace(exp.Placeholder(this=name))
             found.add(name)
             continue
         if literal.is_string:
-            template = _template(literal.this, binding.defaults)
+            template = _template(literal.this, spelled)
             if template is not None:
                 placeholder = f"_template{len(binding.templates)}"
                 code, used = template
@@ -59,6 +83,14 @@ def bind(tree: exp.Expression, params: dict[str, Any] | None) -> Binding:
     if missing:
         raise ParameterError(f"parameters {missing} do not occur as literals in the SQL")
     return binding
+
+
+def _numeric_text(value: str) -> bool:
+    try:
+        float(value)
+    except ValueError:
+        return False
+    return True
 
 
 def _text(value: Any) -> str:

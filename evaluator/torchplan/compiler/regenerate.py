@@ -17,7 +17,12 @@ GENERATED = Path(__file__).resolve().parent.parent / "generated"
 
 
 def generate(query: Query) -> str:
-    return compile_sql(query.sql(), name=f"TPC-H Q{query.number}, {query.name}", params=query.defaults)
+    return compile_sql(
+        query.sql(),
+        name=f"TPC-H Q{query.number}, {query.name}",
+        params=query.defaults,
+        template=query.sql_template,
+    )
 
 
 def regenerate(target: Path = GENERATED) -> dict[int, str | None]:

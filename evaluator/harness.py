@@ -24,7 +24,7 @@ from typing import Any
 
 import torch
 
-from evaluator import HARNESS_VERSION, hardware
+from evaluator import HARNESS_VERSION, admission, hardware
 from evaluator.compare import compare
 from evaluator.errors import EvaluatorError
 from evaluator.kernelset import KernelSet
@@ -115,8 +115,12 @@ def _evaluate_query(
     baseline = _baseline_fn(query, baseline_mode)
     result = QueryResult(query=query.number, status=Status.MISSING)
     kernel = None
+    refusals = admission.check(kernel_path.read_text(), kernel_path.name) if kernel_path else []
     if kernel_path is None:
         result.reason = "no kernel in the set: the baseline stands in"
+    elif refusals:
+        result.status = Status.REFUSED
+        result.reason = "; ".join(str(v) for v in refusals[:5])
     elif language == "cuda" and device.type != "cuda":
         result.status, result.reason = Status.NEEDS_GPU, "CUDA kernel admitted; it runs only on a GPU"
     else:

@@ -20,8 +20,9 @@ class Status:
     NEEDS_GPU = "needs_gpu"  # a CUDA kernel evaluated where no GPU exists: admitted, not run
     MISSING = "missing"  # the set has no kernel for this query: the baseline stands in
     REJECTED = "rejected"  # correct, but timed faster than physics allows (roofline fraction > 1)
+    REFUSED = "refused"  # admission: the file uses a forbidden tool (evaluator/admission.py); never run
 
-    ALL = (PASSED, WRONG_ANSWER, BUILD_ERROR, RUNTIME_ERROR, TIMEOUT, NEEDS_GPU, MISSING, REJECTED)
+    ALL = (PASSED, WRONG_ANSWER, BUILD_ERROR, RUNTIME_ERROR, TIMEOUT, NEEDS_GPU, MISSING, REJECTED, REFUSED)
 
 
 @dataclass

@@ -363,6 +363,7 @@ class QueryResult(models.Model):
         NEEDS_GPU = ReportStatus.NEEDS_GPU, "needs a GPU"
         MISSING = ReportStatus.MISSING, "no kernel"
         REJECTED = ReportStatus.REJECTED, "rejected (faster than physics)"
+        REFUSED = ReportStatus.REFUSED, "refused by admission"
 
     run = models.ForeignKey(EvaluationRun, on_delete=models.CASCADE, related_name="results")
     query = models.ForeignKey(Query, on_delete=models.PROTECT, related_name="results")

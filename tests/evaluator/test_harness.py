@@ -148,3 +148,15 @@ def test_queries_without_a_kernel_are_timed_at_the_baseline_and_count_as_missing
         assert result.status == (Status.PASSED if result.query == 6 else Status.MISSING)
     assert report.pass_rate == pytest.approx(1 / len(QUERIES))
     assert report.overall_speedup is not None
+
+
+def test_a_kernel_that_patches_the_timer_is_refused_before_it_runs(make_set, sf001: Path) -> None:
+    source = (
+        "import time\n"
+        "time.perf_counter = lambda: 0.0\n"
+        "raise SystemExit('admission must stop this file before it is imported')\n"
+    )
+    result = q06(run(make_set(q06=source), sf001))
+    assert result.status == Status.REFUSED
+    assert result.reason == "line 2: assigning to time.perf_counter is not allowed [monkeypatch]"
+    assert result.kernel_ms is None and result.baseline_ms > 0

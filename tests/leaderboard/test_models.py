@@ -85,3 +85,13 @@ def test_hidden_submissions_are_visible_to_their_uploader_and_staff_only(
     assert submission in Submission.objects.visible_to(admin)
     assert submission not in Submission.objects.visible_to(rival)
     assert submission not in Submission.objects.visible_to(AnonymousUser())
+
+
+def test_the_models_and_their_migrations_agree() -> None:
+    from io import StringIO
+
+    from django.core.management import call_command
+
+    out = StringIO()
+    # --check exits non-zero when a model change has no migration; --dry-run writes nothing.
+    call_command("makemigrations", "leaderboard", "--check", "--dry-run", stdout=out)

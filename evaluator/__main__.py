@@ -34,6 +34,16 @@ def main(argv: list[str] | None = None) -> int:
     run.add_argument("--no-prepare", action="store_true", help="fail rather than generate missing data")
     run.add_argument("--queries", type=_query_list, help="evaluate only these, e.g. 6,14 (default: all)")
 
+    check = commands.add_parser("check", help="fast feedback on one kernel file, as JSON")
+    check.add_argument("kernel", type=Path, help="a kernel file named after its query, e.g. q06.py")
+    check.add_argument("--language", choices=("triton", "cuda"), default="triton")
+    check.add_argument("--scope", choices=("full", "core"), default="full")
+    check.add_argument("--sf", type=float, default=0.01, help="scale factor (default 0.01)")
+    check.add_argument("--data-dir", type=Path, default=Path(DEFAULT_DATA_DIR))
+    check.add_argument("--device", default="auto", help="cpu, cuda or auto (cuda when present)")
+    check.add_argument("--trials", type=int, default=5, help="parameter sets (default 5)")
+    check.add_argument("--seed", type=int, help="seed for the random parameters (default: a secret one)")
+
     validate = commands.add_parser("validate", help="check every TorchPlan against DuckDB; prints a table")
     validate.add_argument("--sf", type=float, default=0.01, help="scale factor (default 0.01)")
     validate.add_argument("--data-dir", type=Path, default=Path(DEFAULT_DATA_DIR))
@@ -62,6 +72,8 @@ def main(argv: list[str] | None = None) -> int:
 
             print(prepare_data(args.data_dir, args.sf))
             return 0
+        if args.command == "check":
+            return _check(args)
         if args.command == "validate":
             return _validate(args)
         if args.command == "bench":
@@ -113,6 +125,27 @@ def _run(args: argparse.Namespace) -> int:
         print(f"Q{q.query:02d} {q.status:<13} {timing} {q.reason}", file=sys.stderr)
     print(f"overall speedup {report.overall_speedup}, pass rate {report.pass_rate:.0%}", file=sys.stderr)
     return 0
+
+
+def _check(args: argparse.Namespace) -> int:
+    import torch
+
+    from evaluator.check import check_kernel
+    from evaluator.harness import Options
+    from evaluator.timing import TimingPolicy
+    from evaluator.tpch.generate import prepare as prepare_data
+
+    device = _resolve_device(args.device)
+    options = Options(
+        sf_folder=prepare_data(args.data_dir, args.sf, progress=False),
+        device=device,
+        trials=args.trials,
+        seed=args.seed,
+        timing=TimingPolicy.for_device(torch.device(device).type),
+    )
+    result = check_kernel(args.kernel, language=args.language, scope=args.scope, options=options)
+    print(json.dumps(result, indent=2))
+    return 0 if result["status"] == "passed" else 1
 
 
 def _resolve_device(name: str) -> str:

@@ -18,7 +18,7 @@ import traceback
 import types
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -46,6 +46,9 @@ class Options:
     timing: TimingPolicy = field(default_factory=TimingPolicy)
     query_timeout_s: int = 180
     queries: tuple[int, ...] = tuple(sorted(QUERIES))
+
+    def __or__(self, changes: dict[str, Any]) -> Options:
+        return replace(self, **changes)
 
 
 class KernelBuildError(Exception):

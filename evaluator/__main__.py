@@ -44,6 +44,12 @@ def main(argv: list[str] | None = None) -> int:
     check.add_argument("--trials", type=int, default=5, help="parameter sets (default 5)")
     check.add_argument("--seed", type=int, help="seed for the random parameters (default: a secret one)")
 
+    taskpack = commands.add_parser("taskpack", help="write what a model is given, per query")
+    taskpack.add_argument("--out", type=Path, required=True, help="the folder to write")
+    taskpack.add_argument("--sf", type=float, default=10.0, help="scale factor described (default 10)")
+    taskpack.add_argument("--data-dir", type=Path, default=Path(DEFAULT_DATA_DIR))
+    taskpack.add_argument("--hardware", choices=("h200", "h100"), default="h200")
+
     validate = commands.add_parser("validate", help="check every TorchPlan against DuckDB; prints a table")
     validate.add_argument("--sf", type=float, default=0.01, help="scale factor (default 0.01)")
     validate.add_argument("--data-dir", type=Path, default=Path(DEFAULT_DATA_DIR))
@@ -71,6 +77,13 @@ def main(argv: list[str] | None = None) -> int:
             from evaluator.tpch.generate import prepare as prepare_data
 
             print(prepare_data(args.data_dir, args.sf))
+            return 0
+        if args.command == "taskpack":
+            from evaluator.taskpack import write_taskpack
+            from evaluator.tpch.generate import prepare as prepare_data
+
+            folders = write_taskpack(args.out, prepare_data(args.data_dir, args.sf), args.hardware)
+            print(f"{len(folders)} queries written to {args.out}")
             return 0
         if args.command == "check":
             return _check(args)

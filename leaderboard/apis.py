@@ -46,6 +46,7 @@ def _run_summary(request: Request, run: EvaluationRun) -> dict[str, Any]:
         "url": request.build_absolute_uri(reverse("api_run_detail", args=[run.pk])),
         "status": run.status,
         "hardware": run.hardware.slug,
+        "kind": run.kind,
     }
 
 
@@ -57,6 +58,8 @@ class SubmissionCreateApi(APIView):
     class InputSerializer(serializers.Serializer):
         archive = serializers.FileField(required=False, allow_empty_file=True)
         manifest = FileOrTextField(required=False)
+        # "feedback": evaluate only the set's own queries, unranked (the repair loop's quick answer).
+        kind = serializers.ChoiceField(choices=EvaluationRun.Kind.choices, default=EvaluationRun.Kind.RANKED)
 
     class OutputSerializer(serializers.Serializer):
         submission = serializers.IntegerField()
@@ -78,7 +81,10 @@ class SubmissionCreateApi(APIView):
                 files=files,
             )
             submission = services.submission_create(
-                uploader=request.user, kernel_set=upload.kernel_set, archive_sha256=upload.sha256
+                uploader=request.user,
+                kernel_set=upload.kernel_set,
+                archive_sha256=upload.sha256,
+                kind=serializer.validated_data["kind"],
             )
         except SubmissionError as exc:
             return _error(exc.code, exc.message)

@@ -57,11 +57,13 @@ def submission_create(
     kernel_set: KernelSet,
     archive_sha256: str = "",
     enqueue: bool = True,
+    kind: str = EvaluationRun.Kind.RANKED,
 ) -> Submission:
-    """Store a validated kernel set and queue a ranked run on every active hardware.
+    """Store a validated kernel set and queue a run of `kind` on every active hardware.
 
-    With `enqueue=False` the runs are created but not sent to a worker (the caller evaluates them itself,
-    as `manage.py dkb_submit --wait` does).
+    A feedback run evaluates only the set's own queries and is never ranked: the repair loop's quick
+    answer. With `enqueue=False` the runs are created but not sent to a worker (the caller evaluates
+    them itself, as `manage.py dkb_submit --wait` does).
     """
     queries = {q.number: q for q in Query.objects.filter(number__in=kernel_set.kernels)}
     unknown = sorted(set(kernel_set.kernels) - set(queries))
@@ -85,7 +87,7 @@ def submission_create(
         for number, source in sorted(kernel_set.kernels.items())
     )
     for hardware in Hardware.objects.active():
-        evaluation_enqueue(submission=submission, hardware=hardware, enqueue=enqueue)
+        evaluation_enqueue(submission=submission, hardware=hardware, kind=kind, enqueue=enqueue)
     return submission
 
 

@@ -10,6 +10,7 @@ from django.conf import settings
 
 import sandbox
 from leaderboard import services
+from leaderboard.models import EvaluationRun
 
 log = logging.getLogger(__name__)
 
@@ -32,7 +33,10 @@ def evaluation_execute(run_id: int) -> str:
     try:
         with tempfile.TemporaryDirectory(prefix=f"dkb-run-{run.pk}-") as scratch:
             kernel_dir = Path(scratch) / "kernels"
-            run.submission.kernel_set().write(kernel_dir)
+            kernel_set = run.submission.kernel_set()
+            kernel_set.write(kernel_dir)
+            # A feedback run answers for the set's own queries only; a ranked one times every baseline.
+            feedback = run.kind == EvaluationRun.Kind.FEEDBACK
             report = sandbox.evaluate(
                 sandbox.Job(
                     kernel_dir=kernel_dir,
@@ -40,6 +44,7 @@ def evaluation_execute(run_id: int) -> str:
                     scale_factor=hardware.scale_factor,
                     device=hardware.device,
                     timeout_s=job_timeout,
+                    queries=tuple(sorted(kernel_set.kernels)) if feedback else (),
                 ),
                 backend=backend,
             )

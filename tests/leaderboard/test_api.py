@@ -56,9 +56,26 @@ def test_an_archive_upload_is_accepted_with_its_queued_runs(api_client, q6, cpu,
             "url": f"http://testserver/api/runs/{run.pk}/",
             "status": "queued",
             "hardware": "cpu-test",
+            "kind": "ranked",
         }
     ]
     assert len(submission.archive_sha256) == 64
+
+
+def test_a_feedback_upload_queues_an_unranked_run(api_client, q6, cpu, example_dir) -> None:
+    upload = {"archive": zip_of(example_files(example_dir)), "kind": "feedback"}
+    response = api_client.post(URL, upload, format="multipart")
+    assert response.status_code == 202, response.content
+    assert [run["kind"] for run in response.json()["runs"]] == ["feedback"]
+    assert Submission.objects.get().runs.get().kind == EvaluationRun.Kind.FEEDBACK
+
+
+def test_an_unknown_run_kind_is_refused_and_nothing_stored(api_client, q6, cpu, example_dir) -> None:
+    upload = {"archive": zip_of(example_files(example_dir)), "kind": "practice"}
+    response = api_client.post(URL, upload, format="multipart")
+    assert response.status_code == 400
+    assert response.json()["code"] == "invalid_input" and "kind" in response.json()["detail"]
+    assert_nothing_stored()
 
 
 def test_a_tar_gz_archive_in_one_folder_is_accepted(api_client, q6, cpu, example_dir) -> None:

@@ -41,6 +41,23 @@ def test_a_queued_run_is_evaluated_with_its_kernels_and_recorded(submit, sandbox
     assert call["job"].scale_factor == 0.01
     assert call["job"].data_dir == settings.DKB_DATA_DIR
     assert call["backend"] == "bubblewrap"
+    assert call["job"].queries == ()  # a ranked run times every query's baseline
+
+
+def test_a_feedback_run_evaluates_only_the_sets_own_queries(
+    submit, sandbox_jobs, uploader, kernel_set
+) -> None:
+    from leaderboard import services
+
+    submission = services.submission_create(
+        uploader=uploader, kernel_set=kernel_set, kind="feedback", enqueue=False
+    )
+    run = submission.runs.get()
+    evaluation_execute(run.pk)
+    [call] = sandbox_jobs
+    assert call["job"].queries == (6,)
+    run.refresh_from_db()
+    assert run.kind == EvaluationRun.Kind.FEEDBACK and not EvaluationRun.objects.ranked().filter(pk=run.pk)
 
 
 def test_a_run_that_is_not_queued_is_left_alone(submit, sandbox_jobs) -> None:

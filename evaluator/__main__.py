@@ -170,7 +170,16 @@ def _resolve_device(name: str) -> str:
 
 
 def _query_list(text: str) -> list[int]:
-    return [int(part) for part in text.split(",") if part.strip()]
+    from evaluator.queries import QUERIES
+
+    try:
+        numbers = [int(part) for part in text.split(",") if part.strip()]
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r}: give query numbers, e.g. 1,6,13") from None
+    unknown = sorted(set(numbers) - set(QUERIES))
+    if unknown or not numbers:
+        raise argparse.ArgumentTypeError(f"no such query: {unknown or text!r} (the benchmark has 1-22)")
+    return numbers
 
 
 def _validate(args: argparse.Namespace) -> int:

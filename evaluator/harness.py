@@ -31,7 +31,7 @@ from evaluator.kernelset import KernelSet
 from evaluator.queries import QUERIES, Query
 from evaluator.report import QueryResult, Report, Status
 from evaluator.timing import TimingPolicy, time_interleaved
-from evaluator.tpch.load import Tables, load_tables
+from evaluator.tpch.load import Tables, load_tables, read_meta
 from evaluator.tpch.reference import reference_answer
 from evaluator.validate import decode_result
 
@@ -263,6 +263,4 @@ def _short(exc: BaseException, filename: str | None = None) -> str:
 
 
 def _scale_factor(sf_folder: Path) -> float:
-    from evaluator.tpch.load import read_meta
-
     return float(read_meta(sf_folder)["scale_factor"])

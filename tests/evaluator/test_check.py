@@ -47,3 +47,10 @@ def test_a_file_not_named_after_its_query_is_an_error(capsys, data_root: Path, t
     (tmp_path / "revenue.py").write_text("x = 1\n")
     assert main(["check", str(tmp_path / "revenue.py"), "--data-dir", str(data_root)]) == 2
     assert "name the file after its query" in capsys.readouterr().err
+
+
+def test_an_unknown_query_number_is_a_usage_error(capsys) -> None:
+    with pytest.raises(SystemExit) as exited:
+        main(["validate", "--queries", "6,23"])
+    assert exited.value.code == 2
+    assert "no such query: [23]" in capsys.readouterr().err

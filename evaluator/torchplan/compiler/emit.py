@@ -15,7 +15,7 @@ from evaluator.torchplan.compiler.emit_group import Grouping, aggregates_of, ide
 from evaluator.torchplan.compiler.emit_host import HostArgs
 from evaluator.torchplan.compiler.errors import UnsupportedSQL
 from evaluator.torchplan.compiler.exprcode import PRECEDENCE, ExprCode
-from evaluator.torchplan.compiler.ir import Agg, Block, Col, Expr, Relation, columns, has_agg, walk
+from evaluator.torchplan.compiler.ir import Agg, Block, Col, Derived, Expr, Relation, columns, has_agg, walk
 from evaluator.torchplan.compiler.schema import Kind
 
 
@@ -33,6 +33,8 @@ class CoreEmitter(Grouping):
     # --- naming ------------------------------------------------------------------------------
 
     def var(self, col: Col) -> str:
+        if col.table in self.block.derived:  # a grouped subquery's column: computed in the core
+            return f"{col.alias.strip('_')}_{col.name}"
         name = col.name if col.alias == col.table else f"{col.alias}_{col.name}"
         self.tensors.setdefault(Col(col.alias, col.table, col.name, col.kind), name)
         return name
@@ -82,6 +84,8 @@ class CoreEmitter(Grouping):
         """Masks of each relation on its own rows; returns the aliases that have one."""
         block = self.block
         masked: set[str] = set()
+        for derived in block.derived.values():
+            self._derived(derived)
         ordered = [block.relations[block.root]] + [block.relations[lk.child] for lk in block.lookups]
         if any(r.filters for r in ordered) or block.semis:
             self.out("# Filters, each on its own table's rows.")
@@ -107,6 +111,32 @@ class CoreEmitter(Grouping):
                 found += f" & {self.mask(lookup.child)}[{at}]"
             self._and_into(lookup.parent, found, masked)
         return masked
+
+    def _derived(self, derived: Derived) -> None:
+        """A grouped subquery: one row per key, its aggregates by sorting the keys once."""
+        source, key = derived.source, self.var(derived.key)
+        grouped = f"{source.table} grouped by {derived.source_key.name}"
+        self.out(f"# Subquery {derived.alias}: {grouped}, one row per key (a correlated or IN subquery).")
+        column = self.var
+        if source.filters:
+            mask = self.mask(source.alias)
+            self.out(f"{mask} = {self._conjunction(source.filters)}")
+            column = lambda col: f"{self.var(col)}[{mask}]"  # noqa: E731
+        ids, groups = f"{key}_ids", f"{derived.alias.strip('_')}_groups"
+        self.out(f"{key}, {ids} = ops.group({column(derived.source_key)})")
+        self.out(f"{groups} = {key}.numel()")
+        count = f"ops.group_count({ids}, {groups})"
+        for name, agg in derived.aggs:
+            target = self.var(Col(derived.alias, derived.alias, name, agg.kind))
+            arg = self.expr(agg.arg, column=column) if agg.arg is not None else ""
+            if agg.func == "count":
+                code = count
+            elif agg.func == "avg":
+                arg = f"({arg}).double()" if agg.arg is not None and agg.arg.kind is Kind.INT else arg
+                code = f"ops.group_sum({arg}, {ids}, {groups}) / {count}"
+            else:
+                code = f"ops.group_{agg.func}({arg}, {ids}, {groups})"
+            self.out(f"{target} = {code}  # {agg.func.upper()} per key")
 
     def _inner_keys(self, relation: Relation, key: Col) -> str:
         if not relation.filters:

@@ -24,11 +24,19 @@ _NUMERIC = (Kind.INT, Kind.DECIMAL, Kind.FLOAT)
 class Lowering:
     """Lowers expressions of one SELECT; `scope` maps a SQL qualifier to (relation alias, table)."""
 
-    def __init__(self, binding: Binding, scope: Mapping[str, tuple[str, str]], where: str) -> None:
+    def __init__(
+        self,
+        binding: Binding,
+        scope: Mapping[str, tuple[str, str]],
+        where: str,
+        derived: Mapping[str, Mapping[str, Expr]] | None = None,
+    ) -> None:
         self.binding = binding
         self.scope = scope
         self.where = where
         self.types = sql_types()
+        # columns of grouped subqueries (derived.py), by qualifier and name: IR over their relation
+        self.derived = derived or {}
 
     def lower(self, node: exp.Expression) -> Expr:
         if isinstance(node, exp.Paren):
@@ -84,8 +92,10 @@ class Lowering:
 
     # --- leaves ------------------------------------------------------------------------------
 
-    def column(self, node: exp.Column) -> Col:
+    def column(self, node: exp.Column) -> Expr:
         qualifier = node.table
+        if qualifier in self.derived and node.name in self.derived[qualifier]:
+            return self.derived[qualifier][node.name]
         if qualifier not in self.scope:
             raise UnsupportedSQL(f"column {node.sql()} from a derived table or outer query", self.where)
         alias, table = self.scope[qualifier]

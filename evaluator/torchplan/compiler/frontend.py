@@ -17,9 +17,10 @@ from sqlglot import exp
 from sqlglot.errors import SqlglotError
 from sqlglot.optimizer import optimize
 
+from evaluator.torchplan.compiler.derived import is_grouped, lower_grouped, null_rejecting
 from evaluator.torchplan.compiler.errors import UnsupportedSQL
 from evaluator.torchplan.compiler.exprs import Lowering
-from evaluator.torchplan.compiler.ir import Block, Expr, Relation
+from evaluator.torchplan.compiler.ir import Block, Derived, Expr, Relation
 from evaluator.torchplan.compiler.params import Binding, bind, sentinels
 from evaluator.torchplan.compiler.schema import sql_types, table_of
 
@@ -49,18 +50,33 @@ def parse(sql: str, params: dict[str, Any] | None, template: str | None = None) 
     if not isinstance(tree, exp.Select):
         raise UnsupportedSQL(f"top-level {tree.key.upper()} (only a single SELECT)")
     _refuse_before_optimizing(tree)
+    # DuckDB names an unaliased `sum(l_quantity)` by its text; sqlglot's optimizer calls it `_col_5`.
+    names = [
+        p.alias_or_name
+        if p.alias or isinstance(p, exp.Column)
+        else p.sql(dialect="duckdb", normalize_functions="lower")
+        for p in tree.expressions
+    ]
     binding = bind(tree, params, spelled)
     try:
         optimized = optimize(tree, schema=sql_types(), dialect="duckdb", leave_tables_isolated=True)
     except SqlglotError as exc:
         raise UnsupportedSQL(f"SQL sqlglot cannot optimize ({str(exc).splitlines()[0]})") from exc
-    return _lower_select(sql, binding, optimized)
+    return _lower_select(sql, binding, optimized, names)
 
 
 def _refuse_before_optimizing(tree: exp.Select) -> None:
     """Shapes the optimizer would rewrite beyond recognition get named while still recognisable."""
     if tree.args.get("with_"):
-        raise UnsupportedSQL("WITH (common table expressions, Q15 shape)")
+        names = ", ".join(cte.alias for cte in tree.args["with_"].expressions)
+        grouped = any(cte.this.args.get("group") for cte in tree.args["with_"].expressions)
+        scalar = any(
+            isinstance(s.parent, exp.Subquery) and not isinstance(s.parent.parent, exp.From | exp.Join)
+            for s in tree.find_all(exp.Select)
+        )
+        detail = "a grouped view" if grouped else "a view"
+        detail += " also read by a scalar subquery" if scalar else ""
+        raise UnsupportedSQL(f"WITH {names} (common table expressions: {detail}, Q15 shape)")
     for sub in tree.find_all(exp.Select):
         if sub is tree:
             continue
@@ -75,20 +91,42 @@ def _refuse_before_optimizing(tree: exp.Select) -> None:
             # query (Q7, Q8); one it cannot merge comes back as a CTE and is refused in _base_table.
             continue
         if isinstance(sub.parent, exp.Subquery) and not isinstance(sub.parent.parent, exp.Exists | exp.In):
-            kind = "correlated scalar subquery" if correlated else "scalar subquery"
-            raise UnsupportedSQL(f"{kind} {where} (Q2/Q11/Q15/Q17/Q20/Q22 shape)")
+            if not correlated:
+                raise UnsupportedSQL(f"uncorrelated scalar subquery {where} (Q11/Q15/Q22 shape)")
+            if where != "in WHERE":
+                raise UnsupportedSQL(f"correlated scalar subquery {where}")
+            if sub.args.get("joins"):
+                raise UnsupportedSQL(f"correlated scalar subquery over a join {where} (Q2 shape)")
+            if _correlations(sub) != 1:
+                raise UnsupportedSQL(f"correlated scalar subquery on several columns {where} (Q20 shape)")
+            continue  # one table, one equality: sqlglot makes it a grouped LEFT JOIN (derived.py, Q17)
         if correlated and any(isinstance(n, exp.AggFunc) for n in sub.find_all(exp.AggFunc)):
             raise UnsupportedSQL(f"correlated aggregate subquery {where} (Q2/Q17/Q20 shape)")
         if correlated and any(isinstance(n, exp.NEQ) for n in sub.find_all(exp.NEQ)):
             raise UnsupportedSQL(f"EXISTS correlated with `<>` {where} (Q21 shape)")
         if isinstance(sub.parent, exp.Subquery | exp.In) and sub.args.get("group"):
-            raise UnsupportedSQL(f"IN (subquery with GROUP BY/HAVING) {where} (Q18 shape)")
+            if correlated or sub.args.get("joins") or len(sub.args["group"].expressions) != 1:
+                raise UnsupportedSQL(f"IN (subquery with joins or several GROUP BY keys) {where}")
         if isinstance(sub.parent, exp.In) or isinstance(sub.parent.parent, exp.In):
             negated = isinstance(sub.parent.parent, exp.Not) or isinstance(sub.parent.parent.parent, exp.Not)
             if negated:
                 raise UnsupportedSQL(f"NOT IN (subquery) {where} (Q16 shape)")
     if tree.args.get("distinct"):
         raise UnsupportedSQL("SELECT DISTINCT")
+
+
+def _correlations(sub: exp.Select) -> int:
+    """How many WHERE conjuncts of a subquery mention the outer query; -1 if one is not `inner = outer`."""
+    where = sub.args.get("where")
+    count = 0
+    for condition in _conjuncts(where.this) if where is not None else []:
+        outer = [c for c in condition.find_all(exp.Column) if _owner(c) not in _local_tables(sub)]
+        if not outer:
+            continue
+        if not isinstance(condition, exp.EQ) or len(outer) != 1:
+            return -1
+        count += 1
+    return count
 
 
 def _local_tables(select: exp.Select) -> set[str]:
@@ -107,7 +145,7 @@ def _owner(column: exp.Column) -> str:
         return ""
 
 
-def _lower_select(sql: str, binding: Binding, tree: exp.Select) -> Frontend:
+def _lower_select(sql: str, binding: Binding, tree: exp.Select, names: list[str]) -> Frontend:
     ctes = {cte.alias: cte.this for cte in (tree.args.get("with_") or exp.With()).expressions}
     scope: dict[str, tuple[str, str]] = {}
     relations: dict[str, Relation] = {}
@@ -116,6 +154,8 @@ def _lower_select(sql: str, binding: Binding, tree: exp.Select) -> Frontend:
     sources = [tree.args["from_"].this] + [j.this for j in tree.args.get("joins") or []]
     joins = [None, *(tree.args.get("joins") or [])]
     on_conditions: list[exp.Expression] = []
+    grouped: dict[str, Derived] = {}
+    derived_columns: dict[str, dict[str, Expr]] = {}
     for source, join in zip(sources, joins, strict=True):
         if not isinstance(source, exp.Table):
             raise UnsupportedSQL("derived table (subquery in FROM)")
@@ -124,6 +164,12 @@ def _lower_select(sql: str, binding: Binding, tree: exp.Select) -> Frontend:
             body = ctes.get(source.name)
             if body is None:
                 raise UnsupportedSQL("LEFT OUTER JOIN (only unnested EXISTS/IN subqueries)")
+            if is_grouped(body):
+                name = f"sub{len(grouped)}"  # sqlglot's `_u_0` reads worse in the emitted code
+                derived, relations[name], derived_columns[alias] = lower_grouped(name, body, binding)
+                grouped[alias] = derived
+                on_conditions.extend(_conjuncts(join.args["on"]))
+                continue
             left_joins[alias] = (body, join.args.get("on"))
             continue
         if join is not None and (join.side or join.kind) and join.kind != "INNER":
@@ -140,27 +186,45 @@ def _lower_select(sql: str, binding: Binding, tree: exp.Select) -> Frontend:
     conjuncts = factor_or(on_conditions + (_conjuncts(where.this) if where is not None else []))
     null_tests = [c for c in conjuncts if any(col.table in left_joins for col in c.find_all(exp.Column))]
     conjuncts = [c for c in conjuncts if c not in null_tests]
+    for alias in grouped:
+        uses = [
+            c
+            for c in conjuncts
+            if c not in on_conditions and any(col.table == alias for col in c.find_all(exp.Column))
+        ]
+        if not any(null_rejecting(c, alias) for c in uses):
+            raise UnsupportedSQL(
+                f"grouped subquery {alias} whose missing keys must give NULL (an outer join)"
+            )
+        # `NOT u.k IS NULL` is what the inner lookup does anyway.
+        conjuncts = [c for c in conjuncts if not (isinstance(c, exp.Not) and c in uses)]
 
-    lowering = Lowering(binding, scope, "in WHERE")
+    lowering = Lowering(binding, scope, "in WHERE", derived_columns)
     conditions: list[Expr] = []
     for alias, condition in pending:
         inner_scope = {k: v for k, v in scope.items()} | {
             relations[alias].table: (alias, relations[alias].table)
         }
-        conditions.append(Lowering(binding, inner_scope, "in WHERE").lower(condition))
+        conditions.append(Lowering(binding, inner_scope, "in WHERE", derived_columns).lower(condition))
     conditions.extend(lowering.lower(c) for c in conjuncts)
 
-    select_lowering = Lowering(binding, scope, "in SELECT")
+    select_lowering = Lowering(binding, scope, "in SELECT", derived_columns)
     outputs = []
-    for projection in tree.expressions:
-        name = projection.alias_or_name
+    if len(names) != len(tree.expressions):  # SELECT * expanded by the optimizer
+        names = [p.alias_or_name for p in tree.expressions]
+    for projection, name in zip(tree.expressions, names, strict=True):
         outputs.append((name, select_lowering.lower(projection.unalias())))
     group = tree.args.get("group")
     group_by = [
-        Lowering(binding, scope, "in GROUP BY").lower(g) for g in (group.expressions if group else [])
+        Lowering(binding, scope, "in GROUP BY", derived_columns).lower(g)
+        for g in (group.expressions if group else [])
     ]
     having_node = tree.args.get("having")
-    having = Lowering(binding, scope, "in HAVING").lower(having_node.this) if having_node else None
+    having = (
+        Lowering(binding, scope, "in HAVING", derived_columns).lower(having_node.this)
+        if having_node
+        else None
+    )
     order_by = []
     order = tree.args.get("order")
     by_name = dict(outputs)
@@ -169,10 +233,11 @@ def _lower_select(sql: str, binding: Binding, tree: exp.Select) -> Frontend:
         if isinstance(key, exp.Column) and not key.table and key.name in by_name:
             expr = by_name[key.name]
         else:
-            expr = Lowering(binding, scope, "in ORDER BY").lower(key)
+            expr = Lowering(binding, scope, "in ORDER BY", derived_columns).lower(key)
         order_by.append((expr, bool(ordered.args.get("desc"))))
     limit = _limit(tree)
-    block = Block(relations, "", [], [], conditions, group_by, outputs, having, order_by, limit)
+    derived = {d.alias: d for d in grouped.values()}
+    block = Block(relations, "", [], [], conditions, group_by, outputs, having, order_by, limit, derived)
     return Frontend(sql, binding, tree, block, left_joins, null_tests)
 
 

@@ -120,6 +120,22 @@ class SemiJoin:
 
 
 @dataclass
+class Derived:
+    """A subquery grouped by one key (`SELECT k, agg(...) FROM t WHERE ... GROUP BY k [HAVING ...]`)
+    that sqlglot unnested into a LEFT JOIN on `k`: a relation with one row per key, so `k` is its
+    primary key and a PK-FK lookup reaches it (Q17's correlated AVG, Q18's IN ... HAVING).
+
+    Its columns are Cols with `table == alias`: `key.name` (the key) and `aggs`' names.
+    """
+
+    alias: str
+    source: Relation  # the base table with the subquery's WHERE as filters
+    source_key: Col  # the GROUP BY column on the base table
+    key: Col  # the same key as a column of the derived relation
+    aggs: list[tuple[str, Agg]]
+
+
+@dataclass
 class Block:
     relations: dict[str, Relation]
     root: str
@@ -131,6 +147,7 @@ class Block:
     having: Expr | None
     order_by: list[tuple[Expr, bool]]  # (expression, descending)
     limit: int | None
+    derived: dict[str, Derived] = field(default_factory=dict)
 
 
 def walk(expr: Expr):

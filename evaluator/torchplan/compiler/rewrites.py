@@ -116,6 +116,11 @@ def _as_lookup(condition: Expr, block: Block) -> Lookup | None:
     left, right = condition.args
     if not (isinstance(left, Col) and isinstance(right, Col)):
         return None
+    # A grouped subquery's key is the primary key of a relation with one row per key (derived.py); it
+    # wins over a table's primary key on the other side (Q18: `u.l_orderkey = o_orderkey`).
+    for fk, pk in ((left, right), (right, left)):
+        if pk.table in block.derived and pk == block.derived[pk.table].key and fk.alias != pk.alias:
+            return Lookup(fk.alias, pk.alias, fk, pk)
     for fk, pk in ((left, right), (right, left)):
         if PRIMARY_KEYS.get(pk.table) == pk.name and fk.alias != pk.alias:
             return Lookup(fk.alias, pk.alias, fk, pk)

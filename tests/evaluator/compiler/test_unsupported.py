@@ -7,9 +7,14 @@ import pytest
 from evaluator.torchplan.compiler import ParameterError, UnsupportedSQL, cli_main, compile_sql
 
 CASES = {
-    "correlated scalar subquery in WHERE": "SELECT p_partkey FROM part, partsupp "
-    "WHERE p_partkey = ps_partkey AND ps_supplycost = "
-    "(SELECT min(ps_supplycost) FROM partsupp WHERE p_partkey = ps_partkey)",
+    "correlated scalar subquery over a join in WHERE (Q2": "SELECT p_partkey FROM part, partsupp "
+    "WHERE p_partkey = ps_partkey AND ps_supplycost = (SELECT min(ps_supplycost) FROM partsupp, "
+    "supplier WHERE p_partkey = ps_partkey AND s_suppkey = ps_suppkey)",
+    "correlated scalar subquery on several columns in WHERE (Q20": "SELECT count(*) AS n FROM partsupp "
+    "WHERE ps_availqty > (SELECT 0.5 * sum(l_quantity) FROM lineitem "
+    "WHERE l_partkey = ps_partkey AND l_suppkey = ps_suppkey)",
+    "uncorrelated scalar subquery in WHERE": "SELECT count(*) AS n FROM customer "
+    "WHERE c_acctbal > (SELECT avg(c_acctbal) FROM customer)",
     "scalar subquery in HAVING": "SELECT ps_partkey, sum(ps_availqty) AS v FROM partsupp GROUP BY ps_partkey "
     "HAVING sum(ps_availqty) > (SELECT sum(ps_availqty) * 0.0001 FROM partsupp)",
     "derived table (subquery in FROM) with GROUP BY": "SELECT n, count(*) AS k FROM "
@@ -21,7 +26,9 @@ CASES = {
     "WHERE l2.l_orderkey = l1.l_orderkey AND l2.l_suppkey <> l1.l_suppkey)",
     "COUNT(DISTINCT": "SELECT count(DISTINCT ps_suppkey) AS n FROM partsupp",
     "free-text column l_comment": "SELECT count(*) AS n FROM lineitem WHERE l_comment LIKE '%x%'",
-    "WITH (common table expressions": "WITH t AS (SELECT 1 AS x) SELECT x FROM t",
+    "WITH t (common table expressions": "WITH t AS (SELECT 1 AS x) SELECT x FROM t",
+    "correlated scalar subquery in SELECT": "SELECT p_partkey, "
+    "(SELECT avg(l_quantity) FROM lineitem WHERE l_partkey = p_partkey) AS a FROM part",
     "composite-key join": "SELECT sum(ps_supplycost) AS s FROM lineitem, partsupp "
     "WHERE l_partkey = ps_partkey AND l_suppkey = ps_suppkey",
     "SELECT DISTINCT": "SELECT DISTINCT l_returnflag FROM lineitem",

@@ -1,39 +1,72 @@
-"""Evaluate a kernel set: correctness against DuckDB, then timing against the TorchPlan baseline.
+"""Evaluate a kernel set: the trusted side (docs/evaluation.md).
 
-The walking skeleton runs the kernels in this process; the whole evaluation is meant to run inside the
-sandbox (sandbox/), which is what keeps the host safe. Splitting trusted comparison from the untrusted
-runner into two processes is the next step of the protocol (docs/evaluation.md).
+This process never imports a kernel. Per query it checks admission, computes the expected answers with
+DuckDB, starts an untrusted runner (evaluator/runner.py) through a `Launcher` (a plain child process,
+or the sandbox's), and judges what the runner wrote: result columns against the expected answers,
+timings against the bandwidth floor. A runner that crashes or hangs costs only its own query.
 """
 
 from __future__ import annotations
 
-import importlib.util
+import json
 import os
 import random
 import secrets
 import signal
+import subprocess
 import sys
+import tempfile
 import time
-import traceback
-import types
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-import torch
+import numpy as np
 
-from evaluator import HARNESS_VERSION, admission, hardware
+from evaluator import HARNESS_VERSION, admission
 from evaluator.compare import compare
-from evaluator.errors import EvaluatorError
 from evaluator.kernelset import KernelSet
 from evaluator.queries import QUERIES, Query
 from evaluator.report import QueryResult, Report, Status
-from evaluator.timing import TimingPolicy, time_interleaved
-from evaluator.tpch.load import Tables, load_tables, read_meta
+from evaluator.timing import TimingPolicy
+from evaluator.tpch.load import decode_strings, read_meta
 from evaluator.tpch.reference import reference_answer
-from evaluator.validate import decode_result
+
+RUNNER_LOG_CHARS = 2000
+
+
+@dataclass(frozen=True)
+class Launch:
+    """One runner to start: its command, what it may read and write, and its limit."""
+
+    argv: list[str]
+    readable: list[Path]
+    writable: list[Path]
+    hidden: list[Path]  # readable folders' files it must not see (the DuckDB file with the answers)
+    env: dict[str, str]
+    timeout_s: float
+
+
+@dataclass(frozen=True)
+class Outcome:
+    returncode: int | None  # None: killed at the time limit
+    log: str
+
+
+class Launcher:
+    """Starts runners. `backend` names the isolation in every report; this one has none."""
+
+    backend = "none"
+
+    def __call__(self, launch: Launch) -> Outcome:
+        return run_process(launch.argv, env=self.environment(launch), timeout_s=launch.timeout_s)
+
+    def environment(self, launch: Launch) -> dict[str, str]:
+        package_root = str(Path(__file__).resolve().parent.parent)
+        env = {**os.environ, **launch.env, "PYTHONUNBUFFERED": "1"}
+        env["PYTHONPATH"] = os.pathsep.join(filter(None, [package_root, env.get("PYTHONPATH", "")]))
+        return env
 
 
 @dataclass(frozen=True)
@@ -44,63 +77,47 @@ class Options:
     trials: int = 5  # the spec's default parameters plus trials - 1 seeded random parameter sets
     seed: int | None = None  # None: a fresh secret seed per evaluation
     timing: TimingPolicy = field(default_factory=TimingPolicy)
-    query_timeout_s: int = 180
+    query_timeout_s: float = 180  # one runner's start-up, build and trials; timing comes on top
     queries: tuple[int, ...] = tuple(sorted(QUERIES))
 
     def __or__(self, changes: dict[str, Any]) -> Options:
         return replace(self, **changes)
 
 
-class KernelBuildError(Exception):
-    pass
-
-
-def evaluate(kernel_set: KernelSet, kernel_dir: Path, options: Options) -> Report:
-    device = torch.device(options.device)
-    if device.type == "cpu":
-        _use_triton_interpreter()
+def evaluate(
+    kernel_set: KernelSet, kernel_dir: Path, options: Options, launch: Launcher | None = None
+) -> Report:
+    launch = launch or Launcher()
     baseline_mode = options.baseline
     if baseline_mode == "auto":
-        baseline_mode = "compiled" if device.type == "cuda" else "eager"
+        baseline_mode = "compiled" if options.device.startswith("cuda") else "eager"
     seed = options.seed if options.seed is not None else secrets.randbits(32)
     started = time.perf_counter()
-    hw = hardware.describe(device)
     manifest = kernel_set.manifest
-    results = []
+    results, hardware = [], {}
     for number in options.queries:
         query = QUERIES[number]
-        kernel_path = kernel_dir / f"{query.slug}.py" if number in kernel_set.kernels else None
-        results.append(
-            _evaluate_query(query, kernel_path, manifest.language, manifest.scope, options, device,
-                            baseline_mode, random.Random(f"{seed}:{number}"), hw.get("peak_bandwidth_gbs"))
-        )  # fmt: skip
+        kernel_path = (
+            Path(kernel_dir).resolve() / f"{query.slug}.py" if number in kernel_set.kernels else None
+        )
+        rng = random.Random(f"{seed}:{number}")
+        result, described = _evaluate_query(query, kernel_path, manifest.language, manifest.scope, options,
+                                            baseline_mode, rng, launch)  # fmt: skip
+        results.append(result)
+        hardware = hardware or described
     report = Report(
         harness_version=HARNESS_VERSION,
-        hardware=hw,
-        scale_factor=_scale_factor(options.sf_folder),
+        hardware=hardware,
+        scale_factor=float(read_meta(options.sf_folder)["scale_factor"]),
         language=manifest.language,
         scope=manifest.scope,
         baseline=baseline_mode,
-        sandbox={"backend": os.environ.get("DKB_SANDBOX_BACKEND", "none")},
+        sandbox={"backend": launch.backend},
         queries=results,
         manifest=manifest.to_dict() | {"seed": seed},
     )
     report.wall_s = round(time.perf_counter() - started, 3)
     return report.aggregate()
-
-
-def _use_triton_interpreter() -> None:
-    """Triton kernels run through its interpreter on machines without a GPU.
-
-    Triton reads TRITON_INTERPRET when its own library functions are defined, at import: imported
-    earlier without it, every `tl.sum` fails inside the interpreter, and the kernel would be blamed.
-    """
-    if "triton" in sys.modules and os.environ.get("TRITON_INTERPRET") != "1":
-        raise EvaluatorError(
-            "Triton was imported before TRITON_INTERPRET=1 was set; evaluate on the CPU in a fresh "
-            "process (python -m evaluator run), or set TRITON_INTERPRET=1 before importing triton"
-        )
-    os.environ["TRITON_INTERPRET"] = "1"
 
 
 def _evaluate_query(
@@ -109,118 +126,145 @@ def _evaluate_query(
     language: str,
     scope: str,
     options: Options,
-    device: torch.device,
     baseline_mode: str,
     rng: random.Random,
-    peak_gbs: float | None,
-) -> QueryResult:
-    tables = load_tables(options.sf_folder, query.columns(), device)
-    baseline = _baseline_fn(query, baseline_mode)
+    launch: Launcher,
+) -> tuple[QueryResult, dict[str, Any]]:
     result = QueryResult(query=query.number, status=Status.MISSING)
-    kernel = None
     refusals = admission.check(kernel_path.read_text(), kernel_path.name) if kernel_path else []
+    run_kernel = False
     if kernel_path is None:
         result.reason = "no kernel in the set: the baseline stands in"
     elif refusals:
-        result.status = Status.REFUSED
-        result.reason = "; ".join(str(v) for v in refusals[:5])
-    elif language == "cuda" and device.type != "cuda":
+        result.status, result.reason = Status.REFUSED, "; ".join(str(v) for v in refusals[:5])
+    elif language == "cuda" and not options.device.startswith("cuda"):
         result.status, result.reason = Status.NEEDS_GPU, "CUDA kernel admitted; it runs only on a GPU"
     else:
-        try:
-            kernel = _load_kernel(query, kernel_path, scope)
-            result.status, result.trials = _check(query, kernel, tables, options, rng)
-        except KernelBuildError as exc:
-            result.status, result.reason = Status.BUILD_ERROR, str(exc)
-        except _Failure as exc:
-            result.status, result.reason, result.trials = exc.status, exc.reason, exc.trials
-    params = dict(query.defaults)
-    candidates: dict[str, Callable[[], object]] = {"baseline": lambda: baseline(tables, **params)}
-    if result.status == Status.PASSED:
-        candidates["kernel"] = lambda: kernel(tables, **params)
-    try:
-        with _time_limit(options.query_timeout_s):
-            stats = time_interleaved(candidates, device=device, policy=options.timing)
-    except Exception as exc:  # the baseline is ours: a failure here is the harness's, not the kernel's
-        if "kernel" not in candidates:
-            raise
-        result.status, result.reason = Status.RUNTIME_ERROR, f"failed while being timed: {_short(exc)}"
-        stats = time_interleaved({"baseline": candidates["baseline"]}, device=device, policy=options.timing)
-    result.stats = {name: asdict(s) for name, s in stats.items()}
-    result.baseline_ms = stats["baseline"].median_ms
-    if "kernel" in stats and result.status == Status.PASSED:
-        result.kernel_ms = stats["kernel"].median_ms
-        result.speedup = result.baseline_ms / result.kernel_ms
-        _roofline(result, query, tables, peak_gbs)
-    return result
-
-
-def _baseline_fn(query: Query, mode: str) -> Callable[..., Any]:
-    run_query = query.plan().run_query
-    return torch.compile(run_query) if mode == "compiled" else run_query
-
-
-def _load_kernel(query: Query, path: Path, scope: str) -> Callable[..., Any]:
-    """Import the kernel file; full scope returns its run_query, core scope the TorchPlan running it."""
-    spec = importlib.util.spec_from_file_location(f"dkb_kernel_{query.slug}", path)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    try:
-        spec.loader.exec_module(module)
-    except Exception as exc:
-        raise KernelBuildError(f"importing {path.name} failed: {_short(exc, path.name)}") from exc
-    name = "run_query" if scope == "full" else "_query_core"
-    fn = getattr(module, name, None)
-    if not callable(fn):
-        raise KernelBuildError(f"{path.name} defines no function {name}() (scope '{scope}')")
-    if scope == "full":
-        return fn
-    plan_run = query.plan().run_query
-    # The TorchPlan's own run_query, with its module globals seeing the submitted _query_core.
-    globals_ = dict(plan_run.__globals__, _query_core=fn)
-    return types.FunctionType(plan_run.__code__, globals_, plan_run.__name__, plan_run.__defaults__)
-
-
-class _Failure(Exception):
-    def __init__(self, status: str, reason: str, trials: int) -> None:
-        super().__init__(reason)
-        self.status, self.reason, self.trials = status, reason, trials
-
-
-def _check(query: Query, kernel: Callable[..., Any], tables: Tables, options: Options, rng: random.Random):
-    """Run the kernel on the default and on random parameter sets; every trial must match DuckDB."""
-    param_sets = [dict(query.defaults)] + [query.random_params(rng) for _ in range(options.trials - 1)]
-    for trial, params in enumerate(param_sets, start=1):
-        expected = reference_answer(options.sf_folder, query, params)
-        fresh = tables.clone()
-        try:
-            with _time_limit(options.query_timeout_s):
-                actual = decode_result(query, kernel(fresh, **params), options.sf_folder)
-        except TimeoutError:
-            raise _Failure(
-                Status.TIMEOUT, f"trial {trial} ran past {options.query_timeout_s} s", trial
-            ) from None
-        except Exception as exc:
-            raise _Failure(Status.RUNTIME_ERROR, f"trial {trial} {params}: {_short(exc)}", trial) from exc
-        if not _unchanged(fresh, tables):
-            raise _Failure(
-                Status.WRONG_ANSWER, f"trial {trial}: the kernel modified its input tensors", trial
-            )
-        problem = compare(actual, expected, query.order_by)
+        run_kernel = True
+    params = _params(query, options.trials, rng)
+    with tempfile.TemporaryDirectory(prefix=f"dkb-{query.slug}-") as scratch:
+        out = Path(scratch)
+        response, problem = _run(query, kernel_path if run_kernel else None, scope, options, baseline_mode,
+                                 params, out, launch)  # fmt: skip
+        if problem and run_kernel:
+            # The kernel took its runner down: judge it, then time the baseline alone.
+            result.status, result.reason = problem
+            response, problem = _run(query, None, scope, options, baseline_mode, params, out, launch)
         if problem:
-            raise _Failure(Status.WRONG_ANSWER, f"trial {trial} {params}: {problem}", trial)
-    return Status.PASSED, len(param_sets)
+            raise RuntimeError(f"Q{query.number}: the baseline's runner failed: {problem[1]}")
+        if run_kernel and result.status == Status.MISSING:
+            _judge(result, query, options, params, response, out, kernel_path.name)
+    timing = response.get("timing") or {}
+    result.stats = dict(timing)
+    result.baseline_ms = timing["baseline"]["median_ms"]
+    if result.status == Status.PASSED and "kernel" in timing:
+        result.kernel_ms = timing["kernel"]["median_ms"]
+        result.speedup = result.baseline_ms / result.kernel_ms
+        _roofline(
+            result, response.get("nbytes", 0), (response.get("hardware") or {}).get("peak_bandwidth_gbs")
+        )
+    return result, response.get("hardware") or {}
 
 
-def _unchanged(used: Tables, original: Tables) -> bool:
-    return all(torch.equal(used[t][c], original[t][c]) for t in original for c in original[t])
+def _params(query: Query, trials: int, rng: random.Random) -> list[dict[str, Any]]:
+    return [dict(query.defaults)] + [query.random_params(rng) for _ in range(trials - 1)]
 
 
-def _roofline(result: QueryResult, query: Query, tables: Tables, peak_gbs: float | None) -> None:
+def _run(query, kernel_path, scope, options, baseline_mode, params, out, launch):
+    """Start one runner; returns (its response, None) or ({}, (status, reason)) when it failed."""
+    for stale in out.iterdir():
+        stale.unlink()
+    request = {
+        "query": query.number, "sf_folder": str(options.sf_folder), "device": options.device,
+        "kernel_path": str(kernel_path) if kernel_path else None, "scope": scope,
+        "baseline": baseline_mode, "param_sets": params, "out": str(out),
+        "timing": asdict(options.timing),
+    }  # fmt: skip
+    (out / "request.json").write_text(json.dumps(request))
+    readable = [Path(options.sf_folder)] + ([kernel_path.parent] if kernel_path else [])
+    # Start-up, build and trials get query_timeout_s; the timed reps get four times their budget on top
+    # (warm-up and the last rep may outlast the budget itself).
+    limit = options.query_timeout_s + options.timing.max_time_s * 4
+    outcome = launch(Launch(
+        argv=[sys.executable, "-m", "evaluator.runner", str(out / "request.json")],
+        readable=readable, writable=[out], hidden=[Path(options.sf_folder) / "tpch.duckdb"],
+        env={"TRITON_INTERPRET": "1"} if options.device == "cpu" else {}, timeout_s=limit,
+    ))  # fmt: skip
+    response_path = out / "response.json"
+    if outcome.returncode is None:
+        return {}, (Status.TIMEOUT, f"ran past the {limit:.0f} s limit and was stopped")
+    if outcome.returncode != 0 or not response_path.exists():
+        return {}, (Status.RUNTIME_ERROR, f"the runner {_death(outcome.returncode)}: {outcome.log[-500:]}")
+    try:
+        return json.loads(response_path.read_text()), None
+    except ValueError:
+        return {}, (Status.RUNTIME_ERROR, "the runner's response is not JSON")
+
+
+def _death(returncode: int) -> str:
+    if returncode < 0:
+        try:
+            return f"was killed by {signal.Signals(-returncode).name}"
+        except ValueError:
+            return f"was killed by signal {-returncode}"
+    return f"exited with status {returncode}"
+
+
+def _judge(result, query, options, params, response, out: Path, filename: str) -> None:
+    """Compare what the runner wrote with DuckDB's answers; set the status and reason."""
+    if response.get("build_error"):
+        result.status, result.reason = Status.BUILD_ERROR, response["build_error"]
+        return
+    trials = response.get("trials", [])
+    for index, (trial, trial_params) in enumerate(zip(trials, params, strict=False), start=1):
+        result.trials = index
+        if not trial.get("ok"):
+            result.status = Status.RUNTIME_ERROR
+            result.reason = f"trial {index} {trial_params}: {trial.get('error')}"
+            return
+        if trial.get("inputs_changed"):
+            result.status, result.reason = (
+                Status.WRONG_ANSWER,
+                f"trial {index}: the kernel modified its input tensors",
+            )
+            return
+        problem = _compare_file(query, options, out / f"trial{index}.npz", trial_params)
+        if problem:
+            result.status, result.reason = Status.WRONG_ANSWER, f"trial {index} {trial_params}: {problem}"
+            return
+    if len(trials) < len(params):
+        result.status, result.reason = Status.RUNTIME_ERROR, "the runner stopped before every trial ran"
+        return
+    if response.get("timing_error"):
+        result.status, result.reason = Status.RUNTIME_ERROR, f"while being timed: {response['timing_error']}"
+        return
+    problem = _compare_file(query, options, out / "timed.npz", params[0])
+    if problem:
+        result.status = Status.WRONG_ANSWER
+        result.reason = f"the result returned while being timed is wrong: {problem}"
+        return
+    result.status = Status.PASSED
+
+
+def _compare_file(query: Query, options: Options, path: Path, params: dict[str, Any]) -> str | None:
+    if not path.exists():
+        return "no result was written"
+    try:
+        with np.load(path, allow_pickle=False) as data:  # untrusted file: never unpickle
+            actual = {name: data[name] for name in data.files}
+        for name, (table, column) in query.strings.items():
+            if name in actual:
+                actual[name] = decode_strings(options.sf_folder, table, column, actual[name])
+    except (ValueError, TypeError, OSError, IndexError) as exc:
+        return f"the result cannot be read: {exc}"
+    return compare(actual, reference_answer(options.sf_folder, query, params), query.order_by)
+
+
+def _roofline(result: QueryResult, nbytes: int, peak_gbs: float | None) -> None:
     """Bytes the query must read over peak bandwidth: no kernel can beat that time."""
     if peak_gbs is None or not result.kernel_ms:
         return
-    floor_ms = tables.nbytes() / (peak_gbs * 1e9) * 1e3
+    floor_ms = nbytes / (peak_gbs * 1e9) * 1e3
     result.roofline_fraction = floor_ms / result.kernel_ms
     result.stats["roofline_floor_ms"] = floor_ms
     if result.roofline_fraction > 1.0:
@@ -233,34 +277,29 @@ def _roofline(result: QueryResult, query: Query, tables: Tables, peak_gbs: float
         result.stats["flagged"] = "near the bandwidth floor or > 10x faster: flagged for review"
 
 
-@contextmanager
-def _time_limit(seconds: int) -> Iterator[None]:
-    """SIGALRM-based limit for Python-level hangs; the sandbox's wall-time limit backs it up."""
-
-    def _raise(signum, frame):  # noqa: ARG001
-        raise TimeoutError(f"ran past {seconds} s")
-
-    previous = signal.signal(signal.SIGALRM, _raise)
-    signal.alarm(seconds)
+def run_process(
+    argv: list[str], *, env: dict[str, str], timeout_s: float, preexec: Callable[[], None] | None = None
+) -> Outcome:
+    """A child in its own process group, so a time limit kills everything it started."""
+    proc = subprocess.Popen(
+        argv,
+        preexec_fn=preexec,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        stdin=subprocess.DEVNULL,
+        cwd=tempfile.gettempdir(),
+        start_new_session=True,
+    )
     try:
-        yield
+        output, _ = proc.communicate(timeout=timeout_s)
+        return Outcome(proc.returncode, output.decode(errors="replace")[-RUNNER_LOG_CHARS:])
+    except subprocess.TimeoutExpired:
+        return Outcome(None, "")
     finally:
-        signal.alarm(0)
-        signal.signal(signal.SIGALRM, previous)
-
-
-def _short(exc: BaseException, filename: str | None = None) -> str:
-    """The exception, with the kernel file's own line number when the traceback has one."""
-    where = ""
-    if filename:
-        frames = [f for f in traceback.extract_tb(exc.__traceback__) if f.filename.endswith(filename)]
-        if frames:
-            where = f" (line {frames[-1].lineno})"
-        elif isinstance(exc, SyntaxError) and exc.lineno:
-            where = f" (line {exc.lineno})"
-    text = f"{type(exc).__name__}: {exc}".strip()
-    return (text[:500] + " ...") if len(text) > 500 else text + where
-
-
-def _scale_factor(sf_folder: Path) -> float:
-    return float(read_meta(sf_folder)["scale_factor"])
+        if proc.poll() is None:
+            try:
+                os.killpg(proc.pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+            proc.communicate()

@@ -15,16 +15,24 @@ from sandbox.core import bubblewrap_available
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLES = ROOT / "examples"
 
-# A kernel that looks around at import time and reports what it saw through its build error.
+# A kernel that looks around at import time and reports what it saw through its build error. It slips
+# its socket import past admission on purpose: admission is a first line, the sandbox is the wall.
 PROBE = """
-import json, os, socket
+import json, os
+_builtins = __builtins__ if isinstance(__builtins__, dict) else vars(__builtins__)
+socket = _builtins["__imp" + "ort__"]("socket")
 seen = {"uid": os.getuid(), "project_visible": os.path.exists(%(root)r), "cwd_files": os.listdir(".")}
+try:
+    with open(%(answers)r, "rb") as answers:
+        seen["answers"] = len(answers.read())
+except OSError as exc:
+    seen["answers"] = exc.strerror
 try:
     socket.create_connection(("127.0.0.1", 5432), timeout=2)
     seen["network"] = "connected"
 except OSError as exc:
     seen["network"] = type(exc).__name__
-for target in ("/sandbox/kernels/x", "/usr/x", "/sandbox/data/sf0.01/x"):
+for target in (%(kernels)r + "/x", "/usr/x", %(data)r + "/x"):
     try:
         open(target, "w")
         seen[target] = "written"
@@ -43,10 +51,12 @@ def job(kernel_dir: Path, data_root: Path, **kw) -> sandbox.Job:
     return sandbox.Job(kernel_dir=kernel_dir, data_dir=data_root, scale_factor=0.01, **kw)
 
 
-def probe_set(tmp_path: Path) -> Path:
+def probe_set(tmp_path: Path, data: Path) -> Path:
     kernel_dir = tmp_path / "probe"
     shutil.copytree(EXAMPLES / "triton-q06-full", kernel_dir)
-    (kernel_dir / "q06.py").write_text(PROBE % {"root": str(ROOT / "pyproject.toml")})
+    paths = {"root": str(ROOT / "pyproject.toml"), "answers": str(data / "tpch.duckdb"),
+             "kernels": str(kernel_dir), "data": str(data)}  # fmt: skip
+    (kernel_dir / "q06.py").write_text(PROBE % paths)
     return kernel_dir
 
 
@@ -67,15 +77,18 @@ def test_a_kernel_cannot_reach_the_network_the_project_or_write_outside_scratch(
 ) -> None:
     monkeypatch.setenv("DATABASE_URL", "postgres://secret@127.0.0.1/dkb")
     socket.create_connection(("127.0.0.1", 5432), timeout=2).close()  # PostgreSQL is there, outside
-    report = sandbox.evaluate(job(probe_set(tmp_path), tpch_data), backend="bubblewrap")
+    data = tpch_data / "sf0.01"
+    kernel_dir = probe_set(tmp_path, data)
+    report = sandbox.evaluate(job(kernel_dir, tpch_data), backend="bubblewrap")
     (q06,) = report["queries"]
     assert q06["status"] == "build_error"
     seen = json.loads(q06["reason"].split("PROBE", 1)[1].rsplit("}", 1)[0] + "}")
     assert seen["uid"] == 65534
     assert seen["network"] == "ConnectionRefusedError"  # its own loopback, where nothing listens
     assert seen["project_visible"] is False
-    assert seen["/sandbox/kernels/x"] == "Read-only file system"
-    assert seen["/sandbox/data/sf0.01/x"] == "Read-only file system"
+    assert seen["answers"] == "Permission denied"  # DuckDB's file, the expected answers' source, is masked
+    assert seen[f"{kernel_dir}/x"] == "Read-only file system"
+    assert seen[f"{data}/x"] == "Read-only file system"
     assert seen["/usr/x"] == "Read-only file system"
     assert seen["home"] == "/tmp" and seen["secrets_in_env"] == []
 
@@ -89,12 +102,25 @@ def test_the_process_backend_runs_but_says_it_is_not_isolated(
     assert "WITHOUT isolation" in capsys.readouterr().out
 
 
-def test_an_evaluation_past_its_wall_time_is_stopped(tpch_data: Path, tmp_path: Path) -> None:
+def endless_set(tmp_path: Path) -> Path:
     kernel_dir = tmp_path / "slow"
     shutil.copytree(EXAMPLES / "triton-q06-full", kernel_dir)
     (kernel_dir / "q06.py").write_text("import time\nwhile True:\n    time.sleep(1)\n")
-    with pytest.raises(sandbox.SandboxTimeout, match="ran past its 15 s limit"):
-        sandbox.evaluate(job(kernel_dir, tpch_data, timeout_s=15), backend="bubblewrap")
+    return kernel_dir
+
+
+def test_a_hanging_kernel_times_out_and_the_rest_of_the_set_is_evaluated(
+    tpch_data: Path, tmp_path: Path
+) -> None:
+    report = sandbox.evaluate(job(endless_set(tmp_path), tpch_data, queries=(6, 14), query_timeout_s=10))
+    statuses = {q["query"]: q for q in report["queries"]}
+    assert statuses[6]["status"] == "timeout" and statuses[6]["baseline_ms"] > 0
+    assert statuses[14]["status"] == "missing" and statuses[14]["baseline_ms"] > 0
+
+
+def test_an_evaluation_past_its_wall_time_is_stopped(tpch_data: Path, tmp_path: Path) -> None:
+    with pytest.raises(sandbox.SandboxTimeout, match="ran past its wall-time limit"):
+        sandbox.evaluate(job(endless_set(tmp_path), tpch_data, timeout_s=12), backend="bubblewrap")
 
 
 def test_without_bubblewrap_it_refuses_rather_than_run_unisolated(

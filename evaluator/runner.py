@@ -1,0 +1,105 @@
+"""The untrusted runner: imports one kernel, runs it on given parameters and times it.
+
+`python -m evaluator.runner REQUEST.json` is started by the harness, once per query, in a process of
+its own (inside the sandbox on the leaderboard). It never sees an expected answer: it writes each
+trial's result columns to `trialN.npz` and a `response.json` of facts (errors, whether the inputs
+changed, timings) for the trusted side to judge. A kernel that crashes or hangs takes only this
+process down.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import traceback
+from dataclasses import asdict
+from pathlib import Path
+from typing import Any
+
+RESPONSE = "response.json"
+
+
+def main(argv: list[str]) -> int:
+    request = json.loads(Path(argv[0]).read_text())
+    out = Path(request["out"])
+    response: dict[str, Any] = {"trials": [], "build_error": None, "timing": None, "timing_error": None}
+    try:
+        _run(request, out, response)
+    finally:
+        (out / RESPONSE).write_text(json.dumps(response))
+    return 0
+
+
+def _run(request: dict[str, Any], out: Path, response: dict[str, Any]) -> None:
+    device_name = request["device"]
+    if device_name == "cpu":
+        # Before triton is imported: it reads the variable once, when its library is defined.
+        os.environ["TRITON_INTERPRET"] = "1"
+    import numpy as np
+    import torch
+
+    from evaluator import hardware
+    from evaluator.compare import to_numpy
+    from evaluator.harness_kernel import KernelBuildError, load_kernel, short_error
+    from evaluator.queries import get_query
+    from evaluator.timing import TimingPolicy, time_interleaved
+    from evaluator.tpch.load import load_tables
+
+    device = torch.device(device_name)
+    query = get_query(request["query"])
+    tables = load_tables(Path(request["sf_folder"]), query.columns(), device)
+    response["nbytes"] = tables.nbytes()
+    response["hardware"] = hardware.describe(device)
+    run_query = query.plan().run_query
+    baseline = torch.compile(run_query) if request["baseline"] == "compiled" else run_query
+    kernel = None
+    if request["kernel_path"]:
+        path = Path(request["kernel_path"])
+        try:
+            kernel = load_kernel(query, path, request["scope"])
+        except KernelBuildError as exc:
+            response["build_error"] = str(exc)
+    if kernel is not None:
+        for index, params in enumerate(request["param_sets"], start=1):
+            fresh = tables.clone()
+            try:
+                arrays = to_numpy(kernel(fresh, **params))
+            except Exception as exc:
+                response["trials"].append({"ok": False, "error": short_error(exc, path.name)})
+                kernel = None  # a failing kernel is not timed
+                break
+            np.savez(out / f"trial{index}.npz", **arrays)
+            changed = not all(torch.equal(fresh[t][c], tables[t][c]) for t in tables for c in tables[t])
+            response["trials"].append({"ok": True, "inputs_changed": changed})
+    defaults = dict(query.defaults)
+    timed: dict[str, Any] = {}
+
+    def timed_kernel() -> None:
+        timed["result"] = kernel(tables, **defaults)
+
+    candidates = {"baseline": lambda: baseline(tables, **defaults)}
+    if kernel is not None:
+        candidates["kernel"] = timed_kernel
+    policy = TimingPolicy(**request["timing"])
+    try:
+        stats = time_interleaved(candidates, device=device, policy=policy)
+    except Exception as exc:
+        if kernel is None:
+            raise
+        response["timing_error"] = short_error(exc, path.name)
+        stats = time_interleaved({"baseline": candidates["baseline"]}, device=device, policy=policy)
+    response["timing"] = {name: asdict(s) for name, s in stats.items()}
+    if "result" in timed and "kernel" in stats:
+        try:
+            np.savez(out / "timed.npz", **to_numpy(timed["result"]))
+        except Exception as exc:
+            response["timing_error"] = f"the result returned while being timed is not valid: {exc}"
+
+
+if __name__ == "__main__":
+    try:
+        sys.exit(main(sys.argv[1:]))
+    except Exception:
+        traceback.print_exc()
+        sys.exit(1)

@@ -26,6 +26,7 @@ import numpy as np
 
 from evaluator import HARNESS_VERSION, admission
 from evaluator.compare import compare
+from evaluator.errors import EvaluatorError
 from evaluator.kernelset import KernelSet
 from evaluator.queries import QUERIES, Query
 from evaluator.report import QueryResult, Report, Status
@@ -151,9 +152,9 @@ def _evaluate_query(
             result.status, result.reason = problem
             response, problem = _run(query, None, scope, options, baseline_mode, params, out, launch)
         if problem:
-            raise RuntimeError(f"Q{query.number}: the baseline's runner failed: {problem[1]}")
+            raise EvaluatorError(f"Q{query.number}: the baseline's runner failed: {problem[1]}")
         if run_kernel and result.status == Status.MISSING:
-            _judge(result, query, options, params, response, out, kernel_path.name)
+            _judge(result, query, options, params, response, out)
     timing = response.get("timing") or {}
     result.stats = dict(timing)
     result.baseline_ms = timing["baseline"]["median_ms"]
@@ -170,7 +171,16 @@ def _params(query: Query, trials: int, rng: random.Random) -> list[dict[str, Any
     return [dict(query.defaults)] + [query.random_params(rng) for _ in range(trials - 1)]
 
 
-def _run(query, kernel_path, scope, options, baseline_mode, params, out, launch):
+def _run(
+    query: Query,
+    kernel_path: Path | None,
+    scope: str,
+    options: Options,
+    baseline_mode: str,
+    params: list[dict[str, Any]],
+    out: Path,
+    launch: Launcher,
+) -> tuple[dict[str, Any], tuple[str, str] | None]:
     """Start one runner; returns (its response, None) or ({}, (status, reason)) when it failed."""
     for stale in out.iterdir():
         stale.unlink()
@@ -210,7 +220,14 @@ def _death(returncode: int) -> str:
     return f"exited with status {returncode}"
 
 
-def _judge(result, query, options, params, response, out: Path, filename: str) -> None:
+def _judge(
+    result: QueryResult,
+    query: Query,
+    options: Options,
+    params: list[dict[str, Any]],
+    response: dict[str, Any],
+    out: Path,
+) -> None:
     """Compare what the runner wrote with DuckDB's answers; set the status and reason."""
     if response.get("build_error"):
         result.status, result.reason = Status.BUILD_ERROR, response["build_error"]

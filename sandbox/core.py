@@ -82,7 +82,12 @@ def evaluate(job: Job, *, backend: str = "bubblewrap") -> dict[str, Any]:
         queries=job.queries or tuple(sorted(QUERIES)),
     )
     kernel_dir = Path(job.kernel_dir).resolve()
-    report = evaluate_set(kernel_set_from_dir(kernel_dir), kernel_dir, options, launcher).to_dict()
+    try:
+        report = evaluate_set(kernel_set_from_dir(kernel_dir), kernel_dir, options, launcher).to_dict()
+    except SandboxError:
+        raise
+    except EvaluatorError as exc:  # ours (a baseline runner failed, data missing): retryable
+        raise SandboxError(str(exc)) from exc
     report["sandbox"] = {"backend": backend, "isolated": backend == "bubblewrap"}
     return report
 

@@ -6,6 +6,7 @@ float64, and avoids host synchronisation unless an output size depends on the da
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Sequence
 
 import torch
@@ -119,7 +120,27 @@ def order(keys: Sequence[tuple[torch.Tensor, bool]], limit: int | None = None) -
     return perm[:limit] if limit is not None else perm
 
 
+# --- dates -------------------------------------------------------------------------------------
+
+
+def year(days: torch.Tensor) -> torch.Tensor:
+    """EXTRACT(YEAR) of int32 days since 1970-01-01, by integer civil-date arithmetic on the device."""
+    z = days.long() + 719468
+    era = torch.div(z, 146097, rounding_mode="floor")
+    day_of_era = z - era * 146097
+    year_of_era = (day_of_era - day_of_era // 1460 + day_of_era // 36524 - day_of_era // 146096) // 365
+    day_of_year = day_of_era - (365 * year_of_era + year_of_era // 4 - year_of_era // 100)
+    return year_of_era + era * 400 + ((5 * day_of_year + 2) // 153 >= 10).long()
+
+
 # --- strings -----------------------------------------------------------------------------------
+
+
+def sql_like(pattern: str) -> Callable[[str], bool]:
+    """SQL LIKE as a host predicate for dictionary entries: '%' is any run of characters, '_' any one."""
+    regex = "".join(".*" if c == "%" else "." if c == "_" else re.escape(c) for c in pattern)
+    return re.compile(regex, re.DOTALL).fullmatch
+
 
 
 def dictionary_mask(

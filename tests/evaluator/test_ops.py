@@ -76,3 +76,19 @@ def test_text_order_keys_sort_free_text_in_byte_order() -> None:
     matrix = text(*rows, width=20)
     permutation = ops.order(ops.text_order_keys(matrix))
     assert [rows[i] for i in permutation.tolist()] == sorted(rows, key=lambda s: s.encode())
+
+
+def test_year_extracts_the_calendar_year_on_the_device() -> None:
+    import datetime as dt
+
+    days = [
+        (dt.date(y, m, d) - dt.date(1970, 1, 1)).days
+        for y, m, d in [(1992, 1, 1), (1995, 12, 31), (1996, 2, 29)]
+    ]
+    assert ops.year(torch.tensor(days, dtype=torch.int32)).tolist() == [1992, 1995, 1996]
+
+
+def test_sql_like_is_a_host_predicate_with_percent_and_underscore() -> None:
+    assert ops.sql_like("PROMO%")("PROMO BRUSHED TIN") and not ops.sql_like("PROMO%")("SMALL PROMO")
+    assert ops.sql_like("%BRASS")("LARGE PLATED BRASS") and ops.sql_like("MED_UM%")("MEDIUM BOX")
+    assert not ops.sql_like("a.c")("abc")  # regex characters are literal

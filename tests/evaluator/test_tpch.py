@@ -83,3 +83,21 @@ def test_q06_random_parameters_stay_in_the_specs_ranges() -> None:
         params = QUERIES[6].random_params(rng)
         assert params["date"][5:] == "01-01" and 1993 <= int(params["date"][:4]) <= 1997
         assert 0.02 <= params["discount"] <= 0.09 and params["quantity"] in (24, 25)
+
+
+def test_date_arithmetic_matches_the_calendar_without_datetime() -> None:
+    import datetime as dt
+
+    from evaluator.tpch.encoding import add_interval, date_to_days, days_to_date
+
+    epoch = dt.date(1970, 1, 1)
+    day = dt.date(1899, 12, 25)
+    while day < dt.date(2101, 1, 7):
+        days = (day - epoch).days
+        assert date_to_days(day.year, day.month, day.day) == days
+        assert days_to_date(days) == (day.year, day.month, day.day)
+        day += dt.timedelta(days=5)
+    assert add_interval(date_to_days(1995, 1, 31), 1, "month") == date_to_days(1995, 2, 28)  # clamps
+    assert add_interval(date_to_days(1996, 2, 29), 1, "year") == date_to_days(1997, 2, 28)
+    assert add_interval(date_to_days(1994, 12, 1), 3, "month") == date_to_days(1995, 3, 1)
+    assert add_interval(date_to_days(1998, 12, 1), -90, "day") == date_to_days(1998, 9, 2)

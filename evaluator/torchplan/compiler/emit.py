@@ -28,7 +28,6 @@ class CoreEmitter(Grouping):
         self.lines: list[str] = []
         self.tensors: dict[Col, str] = {}  # full-length column arguments of the core
         self.rebound: set[Col] = set()  # columns gathered to the compacted rows
-        self.uses_year = False
 
     # --- naming ------------------------------------------------------------------------------
 
@@ -55,7 +54,6 @@ class CoreEmitter(Grouping):
         """The code and its operator precedence (to parenthesize it as an operand)."""
         coder = ExprCode(column or self.var, self.host.name_for, agg)
         code = coder.code_prec(expr)
-        self.uses_year |= coder.uses_year
         return code
 
     # --- phases ------------------------------------------------------------------------------

@@ -26,7 +26,6 @@ class HostArgs:
     def __init__(self, taken: set[str]) -> None:
         self.args: dict[tuple, HostArg] = {}
         self.taken = set(taken)
-        self.uses_like = False
 
     def _add(self, key: tuple, hint: str, annotation: str, code: str) -> str:
         if key not in self.args:
@@ -55,8 +54,7 @@ class HostArgs:
                 test = f"lambda s: s in ({', '.join(values)}{',' if len(values) == 1 else ''})"
                 hint = f"{col.name}_in_list"
             else:
-                self.uses_like = True
-                test = f"_like({values[0]})"
+                test = f"ops.sql_like({values[0]})"
                 hint = f"{col.name}_like_{_safe(expr.values[0].hint)}"
             code = f"ops.dictionary_mask({dictionary}, {test}, {device})"
             return self._add(

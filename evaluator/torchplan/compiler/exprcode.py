@@ -29,7 +29,6 @@ class ExprCode:
         self.column = column
         self.host = host  # name of the core argument holding a Host / DictPred table / code
         self.agg = agg
-        self.uses_year = False
 
     def code(self, expr: Expr) -> str:
         return self._code(expr)[0]
@@ -74,8 +73,7 @@ class ExprCode:
 
     def _op(self, expr: Op) -> tuple[str, int]:
         if expr.op == "year":
-            self.uses_year = True
-            return f"_year({self.code(expr.args[0])})", ATOM
+            return f"ops.year({self.code(expr.args[0])})", ATOM
         precedence = PRECEDENCE[expr.op]
         if expr.op in ("not", "neg"):
             inner, inner_prec = self._code(expr.args[0])

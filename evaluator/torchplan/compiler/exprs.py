@@ -145,7 +145,7 @@ class Lowering:
                 unit = node.expression.text("unit").lower().rstrip("s")
                 if unit not in ("day", "month", "year"):
                     raise UnsupportedSQL(f"INTERVAL unit {unit!r}", self.where)
-                return f"_add_interval({left}, {sign}{amount}, {unit!r})", Kind.DATE
+                return f"add_interval({left}, {sign}{amount}, {unit!r})", Kind.DATE
             right, rkind = self._host_code(node.expression)
             return self._host_arith(left, lkind, "-" if sign else "+", right, rkind)
         if isinstance(node, exp.Mul | exp.Div):

@@ -13,48 +13,6 @@ from evaluator.torchplan.compiler.ir import Block, Col
 from evaluator.torchplan.compiler.params import Binding
 from evaluator.torchplan.compiler.schema import Kind
 
-_ADD_INTERVAL = '''
-def _add_interval(days: int, amount: int, unit: str) -> int:
-    """DATE + INTERVAL on the host, in days since 1970-01-01; a month end clamps, as in DuckDB.
-
-    Integer civil-date arithmetic, not datetime: run_query runs under torch.compile, and Dynamo traced
-    datetime into a guard that failed (evaluator/tpch/encoding.py).
-    """
-    if unit == "day":
-        return days + amount
-    z = days + 719468
-    era = z // 146097
-    doe = z - era * 146097
-    yoe = (doe - doe // 1460 + doe // 36524 - doe // 146096) // 365
-    doy = doe - (365 * yoe + yoe // 4 - yoe // 100)
-    mp = (5 * doy + 2) // 153
-    day = doy - (153 * mp + 2) // 5 + 1
-    month = mp + 3 if mp < 10 else mp - 9
-    months = (yoe + era * 400 + (month <= 2)) * 12 + month - 1 + amount * (12 if unit == "year" else 1)
-    year, month = months // 12, months % 12 + 1
-    leap = year % 4 == 0 and (year % 100 != 0 or year % 400 == 0)
-    last = 29 if month == 2 and leap else 28 if month == 2 else 30 if month in (4, 6, 9, 11) else 31
-    return date_to_days(year, month, min(day, last))
-'''
-
-_LIKE = '''
-def _like(pattern: str) -> Callable[[str], bool]:
-    """SQL LIKE for dictionary entries on the host: '%' is any run of characters, '_' any one."""
-    regex = "".join(".*" if c == "%" else "." if c == "_" else re.escape(c) for c in pattern)
-    return re.compile(regex, re.DOTALL).fullmatch
-'''
-
-_YEAR = '''
-def _year(days: torch.Tensor) -> torch.Tensor:
-    """EXTRACT(YEAR) of int32 days since 1970-01-01, by integer civil-date arithmetic on the device."""
-    z = days.long() + 719468
-    era = torch.div(z, 146097, rounding_mode="floor")
-    doe = z - era * 146097
-    yoe = (doe - doe // 1460 + doe // 36524 - doe // 146096) // 365
-    doy = doe - (365 * yoe + yoe // 4 - yoe // 100)
-    return yoe + era * 400 + ((5 * doy + 2) // 153 >= 10).long()
-'''
-
 
 def render(block: Block, binding: Binding, *, name: str, sql: str) -> str:
     host = HostArgs(taken=set())
@@ -86,24 +44,14 @@ def render(block: Block, binding: Binding, *, name: str, sql: str) -> str:
     call_args += [f"        {a.name}={_relocal(a.code, local)}," for a in host.args.values()]
     result_names = ", ".join(_literal(n) for n, _ in block.outputs) + ("," if len(block.outputs) == 1 else "")
 
-    helpers_code = ""
     host_code = host.codes() + "\n".join(call_args)
-    uses_interval = "_add_interval(" in host_code
-    if uses_interval:
-        helpers_code += _ADD_INTERVAL
-    if host.uses_like:
-        helpers_code += _LIKE
-    if core.uses_year:
-        helpers_code += _YEAR
 
     imports = ["from __future__ import annotations", ""]
-    if host.uses_like:
-        imports += ["import re", "from collections.abc import Callable"]
     imports += ["", "import torch", ""]
     if "ops." in "\n".join(body) + host_code:
         imports.append("from evaluator.torchplan import ops")
-    names = ("date_to_days", "decimal", "parse_date")
-    encoding = [n for n in names if re.search(rf"\b{n}\b", host_code + helpers_code)]
+    names = ("add_interval", "date_to_days", "decimal", "parse_date")
+    encoding = [n for n in names if re.search(rf"\b{n}\b", host_code)]
     if encoding:
         imports.append(f"from evaluator.tpch.encoding import {', '.join(encoding)}")
 
@@ -130,7 +78,6 @@ def render(block: Block, binding: Binding, *, name: str, sql: str) -> str:
             columns_code,
             "# Result columns holding string positions: a dictionary code or a free-text row index.",
             strings_code,
-            ("\n" + helpers_code.rstrip() + "\n") if helpers_code else "",
             "",
             f"def _query_core(\n{signature}\n) -> tuple[torch.Tensor, ...]:",
             '    """The tensor part of the query: columns and scalars in, result columns out."""',

@@ -24,7 +24,7 @@ from __future__ import annotations
 import torch
 
 from evaluator.torchplan import ops
-from evaluator.tpch.encoding import date_to_days, parse_date
+from evaluator.tpch.encoding import add_interval, parse_date
 
 COLUMNS = {
     "lineitem": (
@@ -39,29 +39,6 @@ COLUMNS = {
 }
 # Result columns holding string positions: a dictionary code or a free-text row index.
 STRINGS = {"l_returnflag": ("lineitem", "l_returnflag"), "l_linestatus": ("lineitem", "l_linestatus")}
-
-
-def _add_interval(days: int, amount: int, unit: str) -> int:
-    """DATE + INTERVAL on the host, in days since 1970-01-01; a month end clamps, as in DuckDB.
-
-    Integer civil-date arithmetic, not datetime: run_query runs under torch.compile, and Dynamo traced
-    datetime into a guard that failed (evaluator/tpch/encoding.py).
-    """
-    if unit == "day":
-        return days + amount
-    z = days + 719468
-    era = z // 146097
-    doe = z - era * 146097
-    yoe = (doe - doe // 1460 + doe // 36524 - doe // 146096) // 365
-    doy = doe - (365 * yoe + yoe // 4 - yoe // 100)
-    mp = (5 * doy + 2) // 153
-    day = doy - (153 * mp + 2) // 5 + 1
-    month = mp + 3 if mp < 10 else mp - 9
-    months = (yoe + era * 400 + (month <= 2)) * 12 + month - 1 + amount * (12 if unit == "year" else 1)
-    year, month = months // 12, months % 12 + 1
-    leap = year % 4 == 0 and (year % 100 != 0 or year % 400 == 0)
-    last = 29 if month == 2 and leap else 28 if month == 2 else 30 if month in (4, 6, 9, 11) else 31
-    return date_to_days(year, month, min(day, last))
 
 
 def _query_core(
@@ -149,7 +126,7 @@ def run_query(tables, delta: int = 90) -> dict[str, torch.Tensor]:
         l_quantity=lineitem["l_quantity"],
         l_returnflag=lineitem["l_returnflag"],
         l_tax=lineitem["l_tax"],
-        v_1998_12_01_minus_delta_day=_add_interval(parse_date("1998-12-01"), -int(delta), "day"),
+        v_1998_12_01_minus_delta_day=add_interval(parse_date("1998-12-01"), -int(delta), "day"),
         l_returnflag_size=len(lineitem.dictionary("l_returnflag")),
         l_linestatus_size=len(lineitem.dictionary("l_linestatus")),
     )

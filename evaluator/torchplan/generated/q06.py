@@ -14,36 +14,13 @@ from __future__ import annotations
 
 import torch
 
-from evaluator.tpch.encoding import date_to_days, decimal, parse_date
+from evaluator.tpch.encoding import add_interval, decimal, parse_date
 
 COLUMNS = {
     "lineitem": ("l_discount", "l_quantity", "l_shipdate", "l_extendedprice"),
 }
 # Result columns holding string positions: a dictionary code or a free-text row index.
 STRINGS = {}
-
-
-def _add_interval(days: int, amount: int, unit: str) -> int:
-    """DATE + INTERVAL on the host, in days since 1970-01-01; a month end clamps, as in DuckDB.
-
-    Integer civil-date arithmetic, not datetime: run_query runs under torch.compile, and Dynamo traced
-    datetime into a guard that failed (evaluator/tpch/encoding.py).
-    """
-    if unit == "day":
-        return days + amount
-    z = days + 719468
-    era = z // 146097
-    doe = z - era * 146097
-    yoe = (doe - doe // 1460 + doe // 36524 - doe // 146096) // 365
-    doy = doe - (365 * yoe + yoe // 4 - yoe // 100)
-    mp = (5 * doy + 2) // 153
-    day = doy - (153 * mp + 2) // 5 + 1
-    month = mp + 3 if mp < 10 else mp - 9
-    months = (yoe + era * 400 + (month <= 2)) * 12 + month - 1 + amount * (12 if unit == "year" else 1)
-    year, month = months // 12, months % 12 + 1
-    leap = year % 4 == 0 and (year % 100 != 0 or year % 400 == 0)
-    last = 29 if month == 2 and leap else 28 if month == 2 else 30 if month in (4, 6, 9, 11) else 31
-    return date_to_days(year, month, min(day, last))
 
 
 def _query_core(
@@ -85,7 +62,7 @@ def run_query(
         discount_plus_0_01=decimal(discount + 0.01),
         discount_minus_0_01=decimal(discount - 0.01),
         quantity=quantity,
-        date_plus_1_year=_add_interval(parse_date(date), 1, "year"),
+        date_plus_1_year=add_interval(parse_date(date), 1, "year"),
         date=parse_date(date),
     )
     return dict(zip(("revenue",), result, strict=True))

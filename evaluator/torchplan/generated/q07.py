@@ -40,16 +40,6 @@ COLUMNS = {
 STRINGS = {"supp_nation": ("nation", "n_name"), "cust_nation": ("nation", "n_name")}
 
 
-def _year(days: torch.Tensor) -> torch.Tensor:
-    """EXTRACT(YEAR) of int32 days since 1970-01-01, by integer civil-date arithmetic on the device."""
-    z = days.long() + 719468
-    era = torch.div(z, 146097, rounding_mode="floor")
-    doe = z - era * 146097
-    yoe = (doe - doe // 1460 + doe // 36524 - doe // 146096) // 365
-    doy = doe - (365 * yoe + yoe // 4 - yoe // 100)
-    return yoe + era * 400 + ((5 * doy + 2) // 153 >= 10).long()
-
-
 def _query_core(
     l_shipdate: torch.Tensor,
     l_suppkey: torch.Tensor,
@@ -116,9 +106,9 @@ def _query_core(
     n2_rows = n2_rows[keep]
     orders_rows = orders_rows[keep]
     supplier_rows = supplier_rows[keep]
-    key2 = _year(l_shipdate)
+    key2 = ops.year(l_shipdate)
     key2 = key2 - key2.min()
-    # GROUP BY n1_n_name, n2_n_name, _year(l_shipdate): exact keys, group ids by sorting.
+    # GROUP BY n1_n_name, n2_n_name, ops.year(l_shipdate): exact keys, group ids by sorting.
     _, ids = ops.group(
         ops.pack([n1_n_name, n2_n_name, key2], [n_name_size, n_name_size, int(key2.max()) + 1])
     )
@@ -128,7 +118,7 @@ def _query_core(
     # The result columns.
     supp_nation = n1_n_name[first].long()
     cust_nation = n2_n_name[first].long()
-    l_year = _year(l_shipdate[first])
+    l_year = ops.year(l_shipdate[first])
     order = ops.order([(supp_nation, False), (cust_nation, False), (l_year, False)])
     supp_nation = supp_nation[order]
     cust_nation = cust_nation[order]

@@ -45,16 +45,6 @@ COLUMNS = {
 STRINGS = {}
 
 
-def _year(days: torch.Tensor) -> torch.Tensor:
-    """EXTRACT(YEAR) of int32 days since 1970-01-01, by integer civil-date arithmetic on the device."""
-    z = days.long() + 719468
-    era = torch.div(z, 146097, rounding_mode="floor")
-    doe = z - era * 146097
-    yoe = (doe - doe // 1460 + doe // 36524 - doe // 146096) // 365
-    doy = doe - (365 * yoe + yoe // 4 - yoe // 100)
-    return yoe + era * 400 + ((5 * doy + 2) // 153 >= 10).long()
-
-
 def _query_core(
     p_type: torch.Tensor,
     p_partkey: torch.Tensor,
@@ -112,8 +102,8 @@ def _query_core(
     l_extendedprice = l_extendedprice[lineitem_rows]
     n2_n_name = n2_n_name[n2_rows]
     o_orderdate = o_orderdate[orders_rows]
-    # GROUP BY _year(o_orderdate): exact keys, group ids by sorting.
-    _, ids = ops.group(_year(o_orderdate))
+    # GROUP BY ops.year(o_orderdate): exact keys, group ids by sorting.
+    _, ids = ops.group(ops.year(o_orderdate))
     groups = int(ids.max()) + 1 if ids.numel() else 0
     first = ops.group_min(torch.arange(ids.numel(), device=ids.device), ids, groups)  # a row each
     agg0 = ops.group_sum(
@@ -121,7 +111,7 @@ def _query_core(
     )
     agg1 = ops.group_sum(l_extendedprice * (1 - l_discount), ids, groups)
     # The result columns.
-    o_year = _year(o_orderdate[first])
+    o_year = ops.year(o_orderdate[first])
     mkt_share = agg0 / agg1
     order = ops.order([(o_year, False)])
     o_year = o_year[order]

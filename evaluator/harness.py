@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import json
 import os
-import random
 import secrets
 import signal
 import subprocess
@@ -33,6 +32,7 @@ from evaluator.report import QueryResult, Report, Status
 from evaluator.timing import TimingPolicy
 from evaluator.tpch.load import decode_strings, read_meta
 from evaluator.tpch.reference import reference_answer
+from evaluator.validate import parameter_sets
 
 RUNNER_LOG_CHARS = 2000
 
@@ -101,9 +101,8 @@ def evaluate(
         kernel_path = (
             Path(kernel_dir).resolve() / f"{query.slug}.py" if number in kernel_set.kernels else None
         )
-        rng = random.Random(f"{seed}:{number}")
         result, described = _evaluate_query(query, kernel_path, manifest.language, manifest.scope, options,
-                                            baseline_mode, rng, launch)  # fmt: skip
+                                            baseline_mode, seed, launch)  # fmt: skip
         results.append(result)
         hardware = hardware or described
     report = Report(
@@ -128,7 +127,7 @@ def _evaluate_query(
     scope: str,
     options: Options,
     baseline_mode: str,
-    rng: random.Random,
+    seed: int,
     launch: Launcher,
 ) -> tuple[QueryResult, dict[str, Any]]:
     result = QueryResult(query=query.number, status=Status.MISSING)
@@ -142,7 +141,7 @@ def _evaluate_query(
         result.status, result.reason = Status.NEEDS_GPU, "CUDA kernel admitted; it runs only on a GPU"
     else:
         run_kernel = True
-    params = _params(query, options.trials, rng)
+    params = parameter_sets(query, options.trials - 1, seed)
     with tempfile.TemporaryDirectory(prefix=f"dkb-{query.slug}-") as scratch:
         out = Path(scratch)
         response, problem = _run(query, kernel_path if run_kernel else None, scope, options, baseline_mode,
@@ -165,10 +164,6 @@ def _evaluate_query(
             result, response.get("nbytes", 0), (response.get("hardware") or {}).get("peak_bandwidth_gbs")
         )
     return result, response.get("hardware") or {}
-
-
-def _params(query: Query, trials: int, rng: random.Random) -> list[dict[str, Any]]:
-    return [dict(query.defaults)] + [query.random_params(rng) for _ in range(trials - 1)]
 
 
 def _run(

@@ -5,6 +5,7 @@ Reads live here as QuerySet methods; writes are services (leaderboard/services.p
 
 from __future__ import annotations
 
+import datetime
 import enum
 from typing import Any
 
@@ -248,6 +249,10 @@ class EvaluationRunQuerySet(models.QuerySet["EvaluationRun"]):
     def pending(self) -> EvaluationRunQuerySet:
         """Runs still waiting for or in evaluation."""
         return self.filter(status__in=[EvaluationRun.Status.QUEUED, EvaluationRun.Status.RUNNING])
+
+    def stale(self, *, started_before: datetime.datetime) -> EvaluationRunQuerySet:
+        """Runs still marked running that a worker started before `started_before`: their worker is gone."""
+        return self.filter(status=EvaluationRun.Status.RUNNING, started__lt=started_before)
 
     def newest_first(self) -> EvaluationRunQuerySet:
         """All runs, the latest first, with their hardware."""

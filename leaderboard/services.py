@@ -6,10 +6,12 @@ after that transaction commits, so a worker never sees a half-stored submission.
 
 from __future__ import annotations
 
+import datetime
 import logging
 import uuid
 from typing import Any
 
+from django.conf import settings
 from django.contrib.auth.base_user import AbstractBaseUser
 from django.core.cache import cache
 from django.db import transaction
@@ -26,6 +28,9 @@ log = logging.getLogger(__name__)
 
 GENERATION_KEY = "dkb:generation"
 EVALUATION_TASK = "leaderboard.tasks.evaluation_execute"
+RECLAIM_TASK = "leaderboard.tasks.evaluation_reclaim"
+# How long past the evaluation limit a run may stay "running" before its worker counts as lost.
+RECLAIM_GRACE_S = 600
 
 
 def cache_generation() -> str:
@@ -180,6 +185,24 @@ def evaluation_fail(*, run: EvaluationRun, error: str, retryable: bool) -> Evalu
     if not run.mark_failed(error=error[:20000], retryable=retryable):
         log.warning("run %s had already finished; failure not recorded: %s", run.pk, error)
     return run
+
+
+def evaluation_reclaim_stale(*, now: datetime.datetime | None = None) -> int:
+    """Fail, retryably, every run still "running" long after any evaluation could have ended.
+
+    A worker killed mid-run (host reboot, OOM killer) leaves its run running: the report is recorded in
+    one transaction or not at all, so nothing half-stored remains, but the run must be freed for a rerun.
+    """
+    limit = datetime.timedelta(seconds=settings.DKB_EVAL_TIMEOUT_S + RECLAIM_GRACE_S)
+    cutoff = (now or timezone.now()) - limit
+    runs = list(EvaluationRun.objects.stale(started_before=cutoff))
+    for run in runs:
+        evaluation_fail(
+            run=run,
+            error=f"worker lost: still running {limit} after it started; rerun it",
+            retryable=True,
+        )
+    return len(runs)
 
 
 @transaction.atomic

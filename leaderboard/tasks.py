@@ -61,3 +61,8 @@ def evaluation_execute(run_id: int) -> str:
         raise
     services.evaluation_record(run=run, report=report)
     return f"run {run_id}: succeeded"
+
+
+def evaluation_reclaim() -> str:
+    """Scheduled every few minutes (dkb_setup): free runs whose worker died mid-evaluation."""
+    return f"{services.evaluation_reclaim_stale()} stale run(s) marked failed"

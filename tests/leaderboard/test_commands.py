@@ -27,6 +27,10 @@ def test_setup_loads_queries_this_machine_and_the_demo_user_and_can_run_again(se
     second = run("dkb_setup")
     assert "query q06: updated" in second
     assert "user demo: exists" in second
+    from django_q.models import Schedule
+
+    (schedule,) = Schedule.objects.filter(func="leaderboard.tasks.evaluation_reclaim")  # not duplicated
+    assert (schedule.schedule_type, schedule.minutes) == (Schedule.MINUTES, 10)
     assert Query.objects.count() == len(QUERIES)
     assert all(q.torchplan_source.startswith('"""') and q.sql for q in Query.objects.all())
     hardware = Hardware.objects.get()

@@ -162,3 +162,28 @@ def test_rotating_an_api_token_invalidates_the_old_one(uploader) -> None:
     new = services.api_token_rotate(user=uploader)
     assert old.key != new.key
     assert uploader.auth_token.key == new.key
+
+
+def test_a_run_left_running_by_a_lost_worker_is_failed_retryably_and_a_live_one_is_not(
+    submit, evaluated, settings
+) -> None:
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    lost = services.evaluation_claim(run_id=submit().runs.get().pk, backend="bubblewrap")
+    live = services.evaluation_claim(run_id=submit(model="other").runs.get().pk, backend="bubblewrap")
+    done = evaluated(model="third")
+    limit = timedelta(seconds=settings.DKB_EVAL_TIMEOUT_S + services.RECLAIM_GRACE_S)
+    EvaluationRun.objects.filter(pk__in=[lost.pk, done.pk]).update(
+        started=timezone.now() - limit - timedelta(minutes=1)
+    )
+    EvaluationRun.objects.filter(pk=live.pk).update(started=timezone.now() - limit + timedelta(minutes=5))
+
+    assert services.evaluation_reclaim_stale() == 1
+    lost.refresh_from_db(), live.refresh_from_db(), done.refresh_from_db()
+    assert (lost.status, lost.retryable) == (EvaluationRun.Status.FAILED, True)
+    assert lost.error.startswith("worker lost") and not lost.results.exists()
+    assert live.status == EvaluationRun.Status.RUNNING
+    assert done.status == EvaluationRun.Status.SUCCEEDED
+    assert services.evaluation_reclaim_stale() == 0

@@ -12,8 +12,10 @@ from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand, CommandParser
 from django.db import transaction
 from django.utils.text import slugify
+from django_q.models import Schedule
 
 from evaluator.queries import QUERIES
+from leaderboard import services
 from leaderboard.models import Hardware, Query
 
 DEMO_USER = "demo"
@@ -41,6 +43,12 @@ class Command(BaseCommand):
             user.set_unusable_password()
             user.save()
         self.stdout.write(f"user {DEMO_USER}: {'created' if created else 'exists'}")
+        # A worker killed mid-run leaves its run "running"; the workers free such runs for a rerun.
+        Schedule.objects.update_or_create(
+            func=services.RECLAIM_TASK,
+            defaults={"name": "reclaim stale runs", "schedule_type": Schedule.MINUTES, "minutes": 10},
+        )
+        self.stdout.write("schedule: runs of lost workers are marked failed every 10 minutes")
 
     def _hardware(self) -> None:
         description = this_machine()

@@ -41,7 +41,7 @@ def _run(request: dict[str, Any], out: Path, response: dict[str, Any]) -> None:
 
     from evaluator import hardware
     from evaluator.compare import to_numpy
-    from evaluator.harness_kernel import KernelBuildError, load_kernel, short_error
+    from evaluator.kernel_loader import KernelBuildError, load_kernel, short_error
     from evaluator.queries import get_query
     from evaluator.timing import TimingPolicy, time_interleaved
     from evaluator.tpch.load import load_tables

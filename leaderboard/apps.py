@@ -27,7 +27,7 @@ def announce_sandbox(sender: Any, proc_name: str = "", **kwargs: Any) -> None:
         return
     from sandbox import core
 
-    problem = core.bubblewrap_available() if hasattr(core, "bubblewrap_available") else None
+    problem = core.bubblewrap_available()
     if problem:
         print(
             f"WARNING: bubblewrap is not usable here ({problem}); this worker will refuse to evaluate. "

@@ -142,7 +142,6 @@ def sql_like(pattern: str) -> Callable[[str], bool]:
     return re.compile(regex, re.DOTALL).fullmatch
 
 
-
 def dictionary_mask(
     dictionary: Sequence[str], predicate: Callable[[str], bool], device: torch.device | str
 ) -> torch.Tensor:

@@ -53,6 +53,7 @@ class Launch:
 class Outcome:
     returncode: int | None  # None: killed at the time limit
     log: str
+    out_of_memory: bool = False  # the launcher saw it killed at its memory limit (cgroup, Docker's OOMKilled)
 
 
 class Launcher:
@@ -198,21 +199,55 @@ def _run(
     response_path = out / "response.json"
     if outcome.returncode is None:
         return {}, (Status.TIMEOUT, f"ran past the {limit:.0f} s limit and was stopped")
+    if outcome.out_of_memory:
+        return {}, (Status.OUT_OF_MEMORY, f"the runner was killed at its memory limit: {outcome.log[-500:]}")
     if outcome.returncode != 0 or not response_path.exists():
-        return {}, (Status.RUNTIME_ERROR, f"the runner {_death(outcome.returncode)}: {outcome.log[-500:]}")
+        status, death = _death(outcome.returncode, outcome.log)
+        return {}, (status, f"the runner {death}: {outcome.log[-500:]}")
     try:
         return json.loads(response_path.read_text()), None
     except ValueError:
         return {}, (Status.RUNTIME_ERROR, "the runner's response is not JSON")
 
 
-def _death(returncode: int) -> str:
+# Signals a runner dies of that are the kernel's crash (a bad pointer, an abort, a bad instruction).
+CRASH_SIGNALS = frozenset({signal.SIGSEGV, signal.SIGBUS, signal.SIGABRT, signal.SIGILL, signal.SIGFPE,
+                           signal.SIGSYS})  # fmt: skip
+# Error texts that mean an allocation failed (Python, torch on the CPU or the GPU, the OS) ...
+OOM_MARKS = ("MemoryError", "OutOfMemoryError", "out of memory", "can't allocate memory",
+             "Cannot allocate memory")  # fmt: skip
+# ... or that the GPU faulted: the CUDA context is lost, as a segfault loses a process.
+CUDA_FAULT_MARKS = ("illegal memory access", "misaligned address", "illegal instruction",
+                    "unspecified launch failure", "device-side assert", "CUDA_ERROR_ILLEGAL")  # fmt: skip
+
+
+def error_status(error: str) -> str:
+    """The status for a kernel's error message: out of memory, crashed (a GPU fault) or a runtime error."""
+    if any(mark in error for mark in OOM_MARKS):
+        return Status.OUT_OF_MEMORY
+    if any(mark in error for mark in CUDA_FAULT_MARKS):
+        return Status.CRASHED
+    return Status.RUNTIME_ERROR
+
+
+def _death(returncode: int, log: str) -> tuple[str, str]:
+    """How a runner that wrote no usable response died: (status, what happened)."""
     if returncode < 0:
         try:
-            return f"was killed by {signal.Signals(-returncode).name}"
+            sig = signal.Signals(-returncode)
         except ValueError:
-            return f"was killed by signal {-returncode}"
-    return f"exited with status {returncode}"
+            return Status.CRASHED, f"was killed by signal {-returncode}"
+        if sig == signal.SIGKILL:
+            # Not ours (a time limit returns no code): the kernel's out-of-memory killer sends it.
+            return Status.OUT_OF_MEMORY, "was killed by SIGKILL, as the out-of-memory killer does"
+        if sig == signal.SIGXCPU:
+            return Status.TIMEOUT, "used up its CPU-time limit (SIGXCPU)"
+        if sig in CRASH_SIGNALS:
+            return Status.CRASHED, f"crashed: killed by {sig.name}"
+        return Status.CRASHED, f"was killed by {sig.name}"
+    if returncode == 0:
+        return Status.RUNTIME_ERROR, "exited without writing its response"
+    return error_status(log), f"exited with status {returncode}"
 
 
 def _judge(
@@ -231,7 +266,7 @@ def _judge(
     for index, (trial, trial_params) in enumerate(zip(trials, params, strict=False), start=1):
         result.trials = index
         if not trial.get("ok"):
-            result.status = Status.RUNTIME_ERROR
+            result.status = error_status(str(trial.get("error")))
             result.reason = f"trial {index} {trial_params}: {trial.get('error')}"
             return
         if trial.get("inputs_changed"):

@@ -16,13 +16,16 @@ class Status:
     WRONG_ANSWER = "wrong_answer"
     BUILD_ERROR = "build_error"  # import, compile or signature problem
     RUNTIME_ERROR = "runtime_error"
-    TIMEOUT = "timeout"
+    TIMEOUT = "timeout"  # past its wall-time (or CPU-time) limit: stopped
+    OUT_OF_MEMORY = "out_of_memory"  # past its memory limit, host or GPU: an allocation failed, or killed
+    CRASHED = "crashed"  # killed by a signal (segfault, abort) or a CUDA fault (illegal memory access)
     NEEDS_GPU = "needs_gpu"  # a CUDA kernel evaluated where no GPU exists: admitted, not run
     MISSING = "missing"  # the set has no kernel for this query: the baseline stands in
     REJECTED = "rejected"  # correct, but timed faster than physics allows (roofline fraction > 1)
     REFUSED = "refused"  # admission: the file uses a forbidden tool (evaluator/admission.py); never run
 
-    ALL = (PASSED, WRONG_ANSWER, BUILD_ERROR, RUNTIME_ERROR, TIMEOUT, NEEDS_GPU, MISSING, REJECTED, REFUSED)
+    ALL = (PASSED, WRONG_ANSWER, BUILD_ERROR, RUNTIME_ERROR, TIMEOUT, OUT_OF_MEMORY, CRASHED, NEEDS_GPU,
+           MISSING, REJECTED, REFUSED)  # fmt: skip
 
 
 @dataclass

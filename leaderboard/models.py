@@ -365,6 +365,8 @@ class QueryResult(models.Model):
         BUILD_ERROR = ReportStatus.BUILD_ERROR, "build error"
         RUNTIME_ERROR = ReportStatus.RUNTIME_ERROR, "runtime error"
         TIMEOUT = ReportStatus.TIMEOUT, "timeout"
+        OUT_OF_MEMORY = ReportStatus.OUT_OF_MEMORY, "out of memory"
+        CRASHED = ReportStatus.CRASHED, "crashed"
         NEEDS_GPU = ReportStatus.NEEDS_GPU, "needs a GPU"
         MISSING = ReportStatus.MISSING, "no kernel"
         REJECTED = ReportStatus.REJECTED, "rejected (faster than physics)"

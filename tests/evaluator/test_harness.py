@@ -155,8 +155,8 @@ def test_a_kernel_that_kills_its_runner_costs_only_its_own_query(make_set, sf001
     source = "import os\n\ndef run_query(tables, **params):\n    os.abort()\n"
     report = run(make_set(q06=source), sf001, queries=(1, 6))
     statuses = {q.query: q for q in report.queries}
-    assert statuses[6].status == Status.RUNTIME_ERROR
-    assert "killed by SIGABRT" in statuses[6].reason
+    assert statuses[6].status == Status.CRASHED
+    assert "crashed: killed by SIGABRT" in statuses[6].reason
     assert statuses[6].baseline_ms > 0  # timed again, without the kernel
     assert statuses[1].status == Status.MISSING and statuses[1].baseline_ms > 0
 

@@ -32,6 +32,23 @@ def test_a_run_cannot_succeed_without_a_report(submit) -> None:
         EvaluationRun.objects.filter(pk=run.pk).update(status=EvaluationRun.Status.SUCCEEDED)
 
 
+@pytest.mark.parametrize(("status", "label"), [("out_of_memory", "out of memory"), ("crashed", "crashed")])
+def test_a_sandbox_outcome_is_stored_with_its_label(evaluated, status: str, label: str) -> None:
+    run = evaluated(status=status, kernel_ms=None, reason="the runner was killed by SIGSEGV")
+    result = run.results.get()
+    assert (result.status, result.get_status_display()) == (status, label)
+
+
+def test_every_report_status_has_a_label_and_nothing_else_can_be_stored(evaluated) -> None:
+    from evaluator.report import Status as ReportStatus
+    from leaderboard.models import QueryResult
+
+    assert set(QueryResult.Status.values) == set(ReportStatus.ALL)
+    run = evaluated()
+    with pytest.raises(IntegrityError), transaction.atomic():
+        run.results.update(status="hacked")
+
+
 def test_the_kernel_set_is_rebuilt_from_the_stored_rows(submit, kernel_set) -> None:
     rebuilt = submit().kernel_set()
     assert rebuilt.kernels == kernel_set.kernels

@@ -168,6 +168,24 @@ def text_equals(text: torch.Tensor, value: str) -> torch.Tensor:
     return head & (text[:, pattern.numel()] == 0)
 
 
+def text_in(text: torch.Tensor, values: Sequence[str]) -> torch.Tensor:
+    """`column IN ('a', 'b', ...)` on a zero-padded byte matrix (or a SUBSTRING slice of one)."""
+    found = torch.zeros(text.shape[0], dtype=torch.bool, device=text.device)
+    for value in values:
+        found |= text_equals(text, value)
+    return found
+
+
+def text_digits(text: torch.Tensor) -> torch.Tensor:
+    """`CAST(column AS INTEGER)` of a byte matrix of decimal digits (int64); the padding is ignored."""
+    digits = text.long() - ord("0")
+    present = text != 0
+    value = torch.zeros(text.shape[0], dtype=torch.int64, device=text.device)
+    for i in range(text.shape[1]):  # a few columns: TPC-H's country codes are two digits
+        value = torch.where(present[:, i], value * 10 + digits[:, i], value)
+    return value
+
+
 def text_prefix(text: torch.Tensor, prefix: str) -> torch.Tensor:
     """`column LIKE 'prefix%'`."""
     pattern = _bytes(prefix, text)

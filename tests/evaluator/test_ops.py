@@ -92,3 +92,11 @@ def test_sql_like_is_a_host_predicate_with_percent_and_underscore() -> None:
     assert ops.sql_like("PROMO%")("PROMO BRUSHED TIN") and not ops.sql_like("PROMO%")("SMALL PROMO")
     assert ops.sql_like("%BRASS")("LARGE PLATED BRASS") and ops.sql_like("MED_UM%")("MEDIUM BOX")
     assert not ops.sql_like("a.c")("abc")  # regex characters are literal
+
+
+def test_text_in_and_digits_read_a_substring_slice_like_sql() -> None:
+    phones = text("13-555-0100", "31-555-0101", "7", "29-555-0103", width=15)
+    codes = phones[:, 0:2]  # SUBSTRING(c_phone FROM 1 FOR 2): a view of the first two bytes
+    assert ops.text_in(codes, ("13", "29", "130")).tolist() == [True, False, False, True]
+    assert ops.text_in(codes, ("7",)).tolist() == [False, False, True, False]  # the string ends early
+    assert ops.text_digits(codes).tolist() == [13, 31, 7, 29]

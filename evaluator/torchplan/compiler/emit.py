@@ -12,7 +12,7 @@ from __future__ import annotations
 import textwrap
 
 from evaluator.torchplan.compiler.emit_group import Grouping, aggregates_of, identifier
-from evaluator.torchplan.compiler.emit_host import HostArgs
+from evaluator.torchplan.compiler.emit_host import HostArgs, HostUse, signature
 from evaluator.torchplan.compiler.errors import UnsupportedSQL
 from evaluator.torchplan.compiler.exprcode import PRECEDENCE, ExprCode
 from evaluator.torchplan.compiler.ir import Agg, Block, Col, Derived, Expr, Relation, columns, has_agg, walk
@@ -22,12 +22,13 @@ from evaluator.torchplan.compiler.schema import Kind
 class CoreEmitter(Grouping):
     """Lines of `_query_core`'s body for one block; the grouping half lives in emit_group.py."""
 
-    def __init__(self, block: Block, host: HostArgs) -> None:
+    def __init__(self, block: Block, host: HostArgs, functions: list[str] | None = None) -> None:
         self.block = block
-        self.host = host
+        self.host = HostUse(host)
         self.lines: list[str] = []
         self.tensors: dict[Col, str] = {}  # full-length column arguments of the core
         self.rebound: set[Col] = set()  # columns gathered to the compacted rows
+        self.functions = functions if functions is not None else []  # scalar subqueries' sources
 
     # --- naming ------------------------------------------------------------------------------
 
@@ -35,7 +36,9 @@ class CoreEmitter(Grouping):
         if col.table in self.block.derived:  # a grouped subquery's column: computed in the core
             return f"{col.alias.strip('_')}_{col.name}"
         name = col.name if col.alias == col.table else f"{col.alias}_{col.name}"
-        self.tensors.setdefault(Col(col.alias, col.table, col.name, col.kind), name)
+        if col.span is not None:  # SUBSTRING(c_phone FROM 1 FOR 2) -> c_phone_1_2
+            name += f"_{col.span[0] + 1}_{col.span[1]}"
+        self.tensors.setdefault(Col(col.alias, col.table, col.name, col.kind, col.span), name)
         return name
 
     def mask(self, alias: str) -> str:
@@ -60,6 +63,7 @@ class CoreEmitter(Grouping):
 
     def emit(self) -> list[str]:
         block = self.block
+        self._scalars()
         masked = self._filters()
         outputs = [e for _, e in block.outputs]
         aggregates = any(has_agg(e) for e in outputs)
@@ -109,6 +113,24 @@ class CoreEmitter(Grouping):
                 found += f" & {self.mask(lookup.child)}[{at}]"
             self._and_into(lookup.parent, found, masked)
         return masked
+
+    def _scalars(self) -> None:
+        """Uncorrelated scalar subqueries: each a function of its own, called once, a 1-element tensor."""
+        for var, sub in self.block.scalars.items():
+            emitter = CoreEmitter(sub, self.host.host, self.functions)
+            body = emitter.emit()
+            params = signature(list(emitter.tensors.values()), emitter.host.used)
+            self.functions.append(
+                f"def _{var}(\n{params}\n) -> tuple[torch.Tensor]:\n"
+                f'    """An uncorrelated scalar subquery: its one value, a 1-element tensor."""\n'
+                + "\n".join(body)
+            )
+            for col in emitter.tensors:
+                self.var(col)
+            for arg in emitter.host.used:
+                self.host.use(arg.name)
+            args = list(emitter.tensors.values()) + [f"{a.name}={a.name}" for a in emitter.host.used]
+            self.out(f"({var},) = _{var}({', '.join(args)})  # the scalar subquery, computed once")
 
     def _derived(self, derived: Derived) -> None:
         """A grouped subquery: one row per key, its aggregates by sorting the keys once."""
@@ -186,7 +208,7 @@ class CoreEmitter(Grouping):
                     if mask
                     else f"({arg}).{'amin' if agg.func == 'min' else 'amax'}()"
                 )
-            self.out(f"{name} = {code}.reshape(1)" if code.endswith(")") else f"{name} = ({code}).reshape(1)")
+            self.out(f"{name} = {code}.reshape(1)" if _is_call(code) else f"{name} = ({code}).reshape(1)")
         return self._finish_outputs(lambda c: self._no_column(c), names)
 
     def _agg_name(self, agg: Agg, names: dict[Agg, str]) -> str:
@@ -201,3 +223,13 @@ def _agg_only(expr: Expr) -> bool:
     """Every column of the expression is inside an aggregate."""
     inside = {c for node in walk(expr) if isinstance(node, Agg) for c in columns(node)}
     return columns(expr) <= inside
+
+
+def _is_call(code: str) -> bool:
+    """`f(a, b).g()` is one operand; `f(a) / g(b)` is not (a space outside every parenthesis)."""
+    depth = 0
+    for ch in code:
+        depth += {"(": 1, ")": -1}.get(ch, 0)
+        if ch == " " and depth == 0:
+            return False
+    return code.endswith(")")

@@ -70,6 +70,35 @@ class HostArgs:
         return "\n".join(a.code for a in self.args.values())
 
 
+class HostUse:
+    """The host values one function of the module uses (a scalar subquery's takes only those)."""
+
+    def __init__(self, host: HostArgs) -> None:
+        self.host = host
+        self.used: list[HostArg] = []
+
+    def use(self, name: str) -> str:
+        arg = next(a for a in self.host.args.values() if a.name == name)
+        if arg not in self.used:
+            self.used.append(arg)
+        return name
+
+    def name_for(self, expr: Expr) -> str:
+        return self.use(self.host.name_for(expr))
+
+    def size_of(self, col: Col) -> str:
+        return self.use(self.host.size_of(col))
+
+
+def signature(tensors: list[str], scalars: list[HostArg]) -> str:
+    """A function's parameter lines: the tensors positionally, then the host values by keyword."""
+    lines = [f"    {var}: torch.Tensor," for var in tensors]
+    if scalars:
+        lines.append("    *,")
+        lines.extend(f"    {a.name}: {a.annotation}," for a in scalars)
+    return "\n".join(lines)
+
+
 def _fold(host: Host) -> str:
     """A needle cut out of a constant LIKE pattern is folded at compile time: 'green', not '%green%'[1:-1]."""
     if not host.params and ".split(" in host.code:

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from evaluator.torchplan.compiler.ir import Agg, Case, Col, DictPred, Expr, Host, Lit, Op, TextPred
+from evaluator.torchplan.compiler.ir import Agg, Case, Col, DictPred, Expr, Host, Lit, Op, Scalar, TextPred
 from evaluator.torchplan.compiler.schema import Kind
 
 _SYMBOL = {"=": "==", "<>": "!=", "<": "<", "<=": "<=", ">": ">", ">=": ">=", "and": "&", "or": "|"}
@@ -44,6 +44,8 @@ class ExprCode:
             return repr(expr.value), ATOM if expr.value >= 0 else 7
         if isinstance(expr, Host):
             return self.host(expr), ATOM
+        if isinstance(expr, Scalar):
+            return expr.var, ATOM
         if isinstance(expr, Agg):
             if self.agg is None:
                 raise AssertionError("aggregate outside an aggregation")
@@ -56,6 +58,8 @@ class ExprCode:
             return (f"~{lookup}", 7) if expr.negate else (lookup, ATOM)
         if isinstance(expr, TextPred):
             needles = ", ".join(self.host(n) for n in expr.needles)
+            if expr.op == "in":
+                needles = f"({needles}{',' if len(expr.needles) == 1 else ''})"
             call = (
                 f"ops.text_{expr.op if expr.op != 'eq' else 'equals'}({self.column(expr.column)}, {needles})"
             )
@@ -74,6 +78,8 @@ class ExprCode:
     def _op(self, expr: Op) -> tuple[str, int]:
         if expr.op == "year":
             return f"ops.year({self.code(expr.args[0])})", ATOM
+        if expr.op == "digits":
+            return f"ops.text_digits({self.code(expr.args[0])})", ATOM
         precedence = PRECEDENCE[expr.op]
         if expr.op in ("not", "neg"):
             inner, inner_prec = self._code(expr.args[0])

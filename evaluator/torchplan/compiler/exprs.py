@@ -12,7 +12,7 @@ from collections.abc import Mapping
 from sqlglot import exp
 
 from evaluator.torchplan.compiler.errors import UnsupportedSQL
-from evaluator.torchplan.compiler.ir import Agg, Case, Col, DictPred, Expr, Host, Lit, Op, TextPred
+from evaluator.torchplan.compiler.ir import Agg, Case, Col, DictPred, Expr, Host, Lit, Op, Scalar, TextPred
 from evaluator.torchplan.compiler.params import Binding
 from evaluator.torchplan.compiler.schema import Kind, column_kind, sql_types
 
@@ -84,6 +84,13 @@ class Lowering:
             return Op("year", (arg,), Kind.INT)
         if isinstance(node, exp.AggFunc):
             return self.aggregate(node)
+        if isinstance(node, exp.Substring):
+            return self.substring(node)
+        if isinstance(node, exp.Cast) and node.to.is_type(*exp.DataType.INTEGER_TYPES):
+            arg = self.lower(node.this)
+            if arg.kind is not Kind.BYTES:
+                raise UnsupportedSQL(f"CAST of `{node.this.sql()}` to an integer", self.where)
+            return Op("digits", (arg,), Kind.INT)
         if isinstance(node, exp.Subquery | exp.Exists | exp.Select):
             raise UnsupportedSQL(
                 "subquery that sqlglot could not unnest (e.g. NOT IN, Q16 shape)", self.where
@@ -124,6 +131,8 @@ class Lowering:
             if self.binding.is_template(name):
                 return self.binding.templates[name], Kind.STR
             ptype = self.binding.python_type(name)
+            if name in self.binding.numbers:
+                return f"float({name})", Kind.DECIMAL  # a DECIMAL literal given as its digits (Q11)
             return name, {"str": Kind.STR, "int": Kind.INT, "float": Kind.DECIMAL}[ptype]
         if isinstance(node, exp.Literal):
             if node.is_string:
@@ -180,17 +189,18 @@ class Lowering:
 
     def compare(self, op: str, left_node: exp.Expression, right_node: exp.Expression) -> Expr:
         left, right = self.lower(left_node), self.lower(right_node)
-        if isinstance(right, Col) and right.kind in (Kind.DICT, Kind.TEXT) and isinstance(left, Host):
+        strings = (Kind.DICT, Kind.TEXT, Kind.BYTES)
+        if isinstance(right, Col) and right.kind in strings and isinstance(left, Host):
             left, right = right, left
         if isinstance(left, Col) and left.kind is Kind.DICT and isinstance(right, Host):
             if op not in ("=", "<>"):
                 raise UnsupportedSQL(f"string comparison `{op}` on {left.name}", self.where)
             return DictPred("eq" if op == "=" else "ne", left, (right,))
-        if isinstance(left, Col) and left.kind is Kind.TEXT and isinstance(right, Host):
+        if isinstance(left, Col) and left.kind in (Kind.TEXT, Kind.BYTES) and isinstance(right, Host):
             if op not in ("=", "<>"):
                 raise UnsupportedSQL(f"string comparison `{op}` on {left.name}", self.where)
             return TextPred("eq", left, (right,), negate=op == "<>")
-        if Kind.TEXT in (left.kind, right.kind) or Kind.STR in (left.kind, right.kind):
+        if {left.kind, right.kind} & {Kind.TEXT, Kind.BYTES, Kind.STR}:
             raise UnsupportedSQL(f"comparison `{left_node.sql()} {op} {right_node.sql()}`", self.where)
         if (left.kind is Kind.DICT) != (right.kind is Kind.DICT):
             raise UnsupportedSQL(f"comparison of a dictionary code with `{right_node.sql()}`", self.where)
@@ -205,6 +215,10 @@ class Lowering:
             raise UnsupportedSQL("IN list with non-constant values", self.where)
         if isinstance(arg, Col) and arg.kind is Kind.DICT:
             return DictPred("in", arg, tuple(v for v in values if isinstance(v, Host)))
+        if isinstance(arg, Col) and arg.kind in (Kind.TEXT, Kind.BYTES):
+            if not all(isinstance(v, Host) and v.kind is Kind.STR for v in values):
+                raise UnsupportedSQL(f"IN list of non-strings on {node.this.sql()}", self.where)
+            return TextPred("in", arg, tuple(v for v in values if isinstance(v, Host)))
         if arg.kind in (Kind.TEXT, Kind.STR, Kind.DICT):
             raise UnsupportedSQL(f"IN list on {node.this.sql()}", self.where)
         result: Expr = Op("=", (arg, values[0]), Kind.BOOL)
@@ -237,11 +251,25 @@ class Lowering:
         kind = Kind.FLOAT if Kind.FLOAT in kinds else Kind.DECIMAL if Kind.DECIMAL in kinds else kinds.pop()
         return Case(whens, default, kind)
 
-    def aggregate(self, node: exp.AggFunc) -> Agg:
+    def substring(self, node: exp.Substring) -> Col:
+        """SUBSTRING(text FROM start FOR length) with constant bounds: a slice of the byte matrix."""
+        column = self.lower(node.this)
+        start, length = node.args.get("start"), node.args.get("length")
+        bounds = [self.lower(b) if b is not None else None for b in (start, length)]
+        if not (isinstance(column, Col) and column.kind is Kind.TEXT) or not all(
+            isinstance(b, Lit) and isinstance(b.value, int) and b.value >= 1 for b in bounds
+        ):
+            raise UnsupportedSQL(f"SUBSTRING `{node.sql()}` (only of free text, constant bounds)", self.where)
+        first, count = (b.value for b in bounds)  # type: ignore[union-attr]
+        return Col(column.alias, column.table, column.name, Kind.BYTES, span=(first - 1, count))
+
+    def aggregate(self, node: exp.AggFunc) -> Expr:
         func = node.key.lower()
         if func not in ("sum", "count", "avg", "min", "max"):
             raise UnsupportedSQL(f"aggregate {func.upper()}", self.where)
         arg_node = node.this
+        if func in ("min", "max", "avg") and isinstance(self.lower(arg_node), Scalar):
+            return self.lower(arg_node)  # sqlglot's MAX(_u_0._col_0) over the one row of a scalar subquery
         if isinstance(arg_node, exp.Distinct):
             raise UnsupportedSQL(f"{func.upper()}(DISTINCT ...) (Q16 shape)", self.where)
         if func == "count" and (arg_node is None or isinstance(arg_node, exp.Star)):

@@ -20,7 +20,7 @@ from sqlglot.optimizer import optimize
 from evaluator.torchplan.compiler.derived import is_grouped, lower_grouped, null_rejecting
 from evaluator.torchplan.compiler.errors import UnsupportedSQL
 from evaluator.torchplan.compiler.exprs import Lowering
-from evaluator.torchplan.compiler.ir import Block, Derived, Expr, Relation
+from evaluator.torchplan.compiler.ir import Block, Derived, Expr, Relation, Scalar
 from evaluator.torchplan.compiler.params import Binding, bind, sentinels
 from evaluator.torchplan.compiler.schema import sql_types, table_of
 
@@ -92,7 +92,9 @@ def _refuse_before_optimizing(tree: exp.Select) -> None:
             continue
         if isinstance(sub.parent, exp.Subquery) and not isinstance(sub.parent.parent, exp.Exists | exp.In):
             if not correlated:
-                raise UnsupportedSQL(f"uncorrelated scalar subquery {where} (Q11/Q15/Q22 shape)")
+                if where not in ("in WHERE", "in HAVING"):
+                    raise UnsupportedSQL(f"uncorrelated scalar subquery {where}")
+                continue  # sqlglot joins it as a one-row CTE: a block of its own (_scalar_subquery)
             if where != "in WHERE":
                 raise UnsupportedSQL(f"correlated scalar subquery {where}")
             if sub.args.get("joins"):
@@ -145,8 +147,16 @@ def _owner(column: exp.Column) -> str:
         return ""
 
 
-def _lower_select(sql: str, binding: Binding, tree: exp.Select, names: list[str]) -> Frontend:
-    ctes = {cte.alias: cte.this for cte in (tree.args.get("with_") or exp.With()).expressions}
+def _lower_select(
+    sql: str,
+    binding: Binding,
+    tree: exp.Select,
+    names: list[str],
+    ctes: dict[str, exp.Select] | None = None,
+) -> Frontend:
+    """`ctes`: the top-level query's CTEs, when `tree` is the body of one of them (a scalar subquery)."""
+    if ctes is None:
+        ctes = {cte.alias: cte.this for cte in (tree.args.get("with_") or exp.With()).expressions}
     scope: dict[str, tuple[str, str]] = {}
     relations: dict[str, Relation] = {}
     pending: list[tuple[str, exp.Expression]] = []  # (alias, condition) from CTE bodies
@@ -155,11 +165,19 @@ def _lower_select(sql: str, binding: Binding, tree: exp.Select, names: list[str]
     joins = [None, *(tree.args.get("joins") or [])]
     on_conditions: list[exp.Expression] = []
     grouped: dict[str, Derived] = {}
+    scalars: dict[str, Block] = {}
     derived_columns: dict[str, dict[str, Expr]] = {}
     for source, join in zip(sources, joins, strict=True):
         if not isinstance(source, exp.Table):
             raise UnsupportedSQL("derived table (subquery in FROM)")
         alias = source.alias_or_name
+        if source.name in ctes and _is_scalar(ctes[source.name]) and join is not None:
+            var = f"scalar{len(scalars)}"
+            body = ctes[source.name]
+            scalars[var], derived_columns[alias] = _scalar_subquery(sql, binding, body, ctes, var)
+            if join.args.get("on") is not None:  # `JOIN _u_0 ON _u_0._col_0 < c_acctbal` (Q22)
+                on_conditions.extend(_conjuncts(join.args["on"]))
+            continue
         if join is not None and join.side == "LEFT":
             body = ctes.get(source.name)
             if body is None:
@@ -238,7 +256,30 @@ def _lower_select(sql: str, binding: Binding, tree: exp.Select, names: list[str]
     limit = _limit(tree)
     derived = {d.alias: d for d in grouped.values()}
     block = Block(relations, "", [], [], conditions, group_by, outputs, having, order_by, limit, derived)
+    block.scalars = scalars
     return Frontend(sql, binding, tree, block, left_joins, null_tests)
+
+
+def _is_scalar(body: exp.Select) -> bool:
+    """An unnested uncorrelated scalar subquery: one aggregate value, no GROUP BY (one row)."""
+    return (
+        not body.args.get("group")
+        and len(body.expressions) == 1
+        and body.expressions[0].find(exp.AggFunc) is not None
+    )
+
+
+def _scalar_subquery(
+    sql: str, binding: Binding, body: exp.Select, ctes: dict[str, exp.Select], var: str
+) -> tuple[Block, dict[str, Expr]]:
+    """The subquery as a block of its own, and its one column as a `Scalar` for the outer query."""
+    from evaluator.torchplan.compiler.rewrites import rewrite  # rewrites imports this module
+
+    name = body.expressions[0].alias_or_name
+    block = rewrite(_lower_select(sql, binding, body, [name], ctes))
+    if block.group_by or block.having is not None:
+        raise UnsupportedSQL("scalar subquery with GROUP BY or HAVING")
+    return block, {name: Scalar(var, block.outputs[0][1].kind)}
 
 
 def _base_table(source: exp.Table, ctes: dict[str, exp.Select]) -> tuple[str, list[exp.Expression]]:

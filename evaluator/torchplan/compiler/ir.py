@@ -18,6 +18,9 @@ class Col:
     table: str
     name: str
     kind: Kind
+    # SUBSTRING(text, start, length) of a free-text column: (start - 1, length); a byte matrix of its
+    # own (Kind.BYTES) that run_query slices out of the column, gathered like any other column.
+    span: tuple[int, int] | None = None
 
 
 @dataclass(frozen=True)
@@ -47,6 +50,14 @@ class Op:
 
     op: str
     args: tuple[Expr, ...]
+    kind: Kind
+
+
+@dataclass(frozen=True)
+class Scalar:
+    """The one value of an uncorrelated scalar subquery (`Block.scalars[var]`): a 1-element tensor."""
+
+    var: str
     kind: Kind
 
 
@@ -88,7 +99,7 @@ class Agg:
     kind: Kind
 
 
-Expr = Col | Lit | Host | Op | Case | DictPred | TextPred | Agg
+Expr = Col | Lit | Host | Scalar | Op | Case | DictPred | TextPred | Agg
 
 
 @dataclass
@@ -148,6 +159,8 @@ class Block:
     order_by: list[tuple[Expr, bool]]  # (expression, descending)
     limit: int | None
     derived: dict[str, Derived] = field(default_factory=dict)
+    # uncorrelated scalar subqueries, each a block of its own computed before this one: var -> block
+    scalars: dict[str, Block] = field(default_factory=dict)
 
 
 def walk(expr: Expr):

@@ -8,7 +8,7 @@ import textwrap
 from pathlib import Path
 
 from evaluator.torchplan.compiler.emit import CoreEmitter
-from evaluator.torchplan.compiler.emit_host import HostArgs
+from evaluator.torchplan.compiler.emit_host import HostArgs, signature
 from evaluator.torchplan.compiler.ir import Block, Col
 from evaluator.torchplan.compiler.params import Binding
 from evaluator.torchplan.compiler.schema import Kind
@@ -36,11 +36,11 @@ def render(block: Block, binding: Binding, *, name: str, sql: str) -> str:
             names.append(col.name)
     tables = sorted(columns, key=lambda t: list(columns).index(t))
 
-    tensor_params = [f"    {var}: torch.Tensor," for var in tensors.values()]
-    scalar_params = [f"    {a.name}: {a.annotation}," for a in host.args.values()]
-    signature = "\n".join(tensor_params + (["    *,"] if scalar_params else []) + scalar_params)
+    params = signature(list(tensors.values()), list(host.args.values()))
     params_sig = ", ".join(f"{p}: {type(v).__name__} = {_literal(v)}" for p, v in binding.defaults.items())
-    call_args = [f'        {var}={local[col.table]}["{col.name}"],' for col, var in tensors.items()]
+    call_args = [
+        f'        {var}={local[col.table]}["{col.name}"]{_span(col)},' for col, var in tensors.items()
+    ]
     call_args += [f"        {a.name}={_relocal(a.code, local)}," for a in host.args.values()]
     result_names = ", ".join(_literal(n) for n, _ in block.outputs) + ("," if len(block.outputs) == 1 else "")
 
@@ -79,7 +79,10 @@ def render(block: Block, binding: Binding, *, name: str, sql: str) -> str:
             "# Result columns holding string positions: a dictionary code or a free-text row index.",
             strings_code,
             "",
-            f"def _query_core(\n{signature}\n) -> tuple[torch.Tensor, ...]:",
+            "\n\n\n".join(core.functions),
+            "",
+            "",
+            f"def _query_core(\n{params}\n) -> tuple[torch.Tensor, ...]:",
             '    """The tensor part of the query: columns and scalars in, result columns out."""',
             "\n".join(body),
             "",
@@ -96,6 +99,11 @@ def render(block: Block, binding: Binding, *, name: str, sql: str) -> str:
         ]
     )
     return _house_format(re.sub(r"\n{4,}", "\n\n\n", source))
+
+
+def _span(col: Col) -> str:
+    """SUBSTRING's slice of a byte matrix, taken in run_query (a view, no copy)."""
+    return "" if col.span is None else f"[:, {col.span[0]}:{col.span[0] + col.span[1]}]"
 
 
 def _literal(value: object) -> str:

@@ -24,6 +24,8 @@ class Binding:
     defaults: dict[str, Any]
     # placeholder name -> Python f-string code for string templates such as f"%{color}%"
     templates: dict[str, str] = field(default_factory=dict)
+    # string parameters that stand for a number in the SQL (Q11's fraction '0.0001000000', unquoted)
+    numbers: set[str] = field(default_factory=set)
 
     def python_type(self, name: str) -> str:
         return type(self.defaults[name]).__name__
@@ -40,7 +42,7 @@ def sentinels(params: dict[str, Any]) -> dict[str, Any]:
     """
     spelled: dict[str, Any] = {}
     for i, (name, value) in enumerate(params.items()):
-        if isinstance(value, str) and not _numeric_text(value):
+        if isinstance(value, str) and not numeric_text(value):
             spelled[name] = f"Zq{i}qZ"
         elif isinstance(value, str):  # a DECIMAL digit string (Q11's fraction) may stand unquoted
             spelled[name] = f"{987654000 + i}.5"
@@ -68,6 +70,8 @@ def bind(
     for literal in list(tree.find_all(exp.Literal)):
         name = by_text.get(literal.this) or _numeric_match(literal, spelled)
         if name is not None:
+            if isinstance(binding.defaults[name], str) and not literal.is_string:
+                binding.numbers.add(name)
             literal.replace(exp.Placeholder(this=name))
             found.add(name)
             continue
@@ -85,7 +89,7 @@ def bind(
     return binding
 
 
-def _numeric_text(value: str) -> bool:
+def numeric_text(value: str) -> bool:
     try:
         float(value)
     except ValueError:

@@ -22,6 +22,7 @@ class Kind(Enum):
     BOOL = "bool"
     DICT = "dict"  # int32 code into a sorted dictionary
     TEXT = "text"  # uint8 [rows, width] zero-padded byte matrix
+    BYTES = "bytes"  # a fixed slice of a TEXT column (SUBSTRING with constant bounds), gathered like a column
     STR = "str"  # a host string (literal or parameter); never a tensor
     UNCACHED = "uncached"  # free text the cache does not hold (comments of most tables)
 

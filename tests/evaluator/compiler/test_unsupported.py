@@ -13,10 +13,6 @@ CASES = {
     "correlated scalar subquery on several columns in WHERE (Q20": "SELECT count(*) AS n FROM partsupp "
     "WHERE ps_availqty > (SELECT 0.5 * sum(l_quantity) FROM lineitem "
     "WHERE l_partkey = ps_partkey AND l_suppkey = ps_suppkey)",
-    "uncorrelated scalar subquery in WHERE": "SELECT count(*) AS n FROM customer "
-    "WHERE c_acctbal > (SELECT avg(c_acctbal) FROM customer)",
-    "scalar subquery in HAVING": "SELECT ps_partkey, sum(ps_availqty) AS v FROM partsupp GROUP BY ps_partkey "
-    "HAVING sum(ps_availqty) > (SELECT sum(ps_availqty) * 0.0001 FROM partsupp)",
     "derived table (subquery in FROM) with GROUP BY": "SELECT n, count(*) AS k FROM "
     "(SELECT o_custkey, count(*) AS n FROM orders GROUP BY o_custkey) AS t GROUP BY n",
     "NOT IN (subquery) in WHERE": "SELECT count(*) AS n FROM partsupp WHERE ps_suppkey NOT IN "
@@ -32,7 +28,9 @@ CASES = {
     "composite-key join": "SELECT sum(ps_supplycost) AS s FROM lineitem, partsupp "
     "WHERE l_partkey = ps_partkey AND l_suppkey = ps_suppkey",
     "SELECT DISTINCT": "SELECT DISTINCT l_returnflag FROM lineitem",
-    "SUBSTRING expression": "SELECT count(*) AS n FROM customer WHERE substring(c_phone, 1, 2) = '13'",
+    "uncorrelated scalar subquery in SELECT": "SELECT count(*) AS n, "
+    "(SELECT max(o_totalprice) FROM orders) AS m FROM customer",
+    "SUBSTRING `SUBSTRING(": "SELECT count(*) AS n FROM customer WHERE substring(c_phone, 2) = '13'",
 }
 
 

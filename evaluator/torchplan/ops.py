@@ -37,8 +37,9 @@ def lookup(index: torch.Tensor, foreign: torch.Tensor) -> torch.Tensor:
 def member(keys: torch.Tensor, universe: int | None = None, *, of: torch.Tensor) -> torch.Tensor:
     """Semi-join bitmap: `member(fk, of=pks)[i]` is True when `fk[i]` occurs in `pks` (EXISTS / IN)."""
     if universe is None:
-        top = torch.maximum(keys.max(), of.max()) if keys.numel() and of.numel() else torch.tensor(0)
-        universe = int(top.item()) + 1
+        if keys.numel() == 0 or of.numel() == 0:  # nothing to find, or nowhere to find it
+            return torch.zeros(keys.shape, dtype=torch.bool, device=keys.device)
+        universe = int(torch.maximum(keys.max(), of.max()).item()) + 1
     bitmap = torch.zeros(universe, dtype=torch.bool, device=keys.device)
     bitmap[of.long()] = True
     return bitmap[keys.long()]
@@ -86,6 +87,17 @@ def group_count(ids: torch.Tensor, groups: int) -> torch.Tensor:
     if groups <= 16:
         return torch.stack([(ids == g).sum() for g in range(groups)]) if groups else ids.new_zeros(0).long()
     return torch.bincount(ids, minlength=groups)
+
+
+def group_count_distinct(values: torch.Tensor, ids: torch.Tensor, groups: int) -> torch.Tensor:
+    """COUNT(DISTINCT values) per group, int64: the distinct (group, value) pairs, counted per group."""
+    if values.numel() == 0:
+        return ids.new_zeros(groups).long()
+    if values.is_floating_point():
+        values = torch.unique(values, return_inverse=True)[1]  # exact codes of the values
+    low = values.min()
+    pairs = torch.unique(pack([ids, values - low], [groups, int(values.max() - low) + 1]))
+    return group_count(pairs // (int(values.max() - low) + 1), groups)
 
 
 def group_min(values: torch.Tensor, ids: torch.Tensor, groups: int) -> torch.Tensor:

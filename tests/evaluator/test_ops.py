@@ -23,6 +23,15 @@ def test_member_is_a_semi_join() -> None:
         False,
         True,
     ]
+    # An empty subquery (no supplier complained at SF0.01) excludes nothing from NOT IN.
+    assert ops.member(torch.tensor([1, 2]), of=torch.tensor([], dtype=torch.int64)).tolist() == [False, False]
+
+
+def test_group_count_distinct_counts_each_value_once_per_group() -> None:
+    ids = torch.tensor([0, 0, 0, 1, 1, 2])
+    assert ops.group_count_distinct(torch.tensor([5, 5, 7, 5, 9, 1]), ids, 4).tolist() == [2, 2, 1, 0]
+    floats = torch.tensor([0.5, 0.5, 1.5, 2.0, 2.0, 0.1])
+    assert ops.group_count_distinct(floats, ids, 3).tolist() == [2, 1, 1]
 
 
 def test_group_sums_counts_and_extremes_match_a_plain_loop() -> None:

@@ -197,6 +197,10 @@ class CoreEmitter(Grouping):
             )
             if agg.func == "count":
                 code = f"{mask}.sum()" if mask else f"torch.tensor({self.var(self._any_root_col())}.shape[0])"
+            elif agg.func == "count_distinct":
+                rows = f"({arg})[{mask}]" if mask else f"({arg})"
+                device = f"{mask or self.var(self._any_root_col())}.device"
+                code = f"torch.tensor(torch.unique({rows}).numel(), device={device})"
             elif agg.func in ("sum", "avg"):
                 total = f"torch.where({mask}, {arg}, {zero}).sum()" if mask else f"({arg}).sum()"
                 code = f"{total} / {mask}.sum()" if agg.func == "avg" and mask else total

@@ -182,6 +182,8 @@ class Grouping:
             if agg.func == "count":
                 count = count or name
                 code = "ops.group_count(ids, groups)"
+            elif agg.func == "count_distinct":
+                code = f"ops.group_count_distinct({arg}, ids, groups)"
             elif agg.func == "sum":
                 code = f"ops.group_sum({arg}, ids, groups)"
             elif agg.func == "avg":
@@ -201,6 +203,8 @@ class Grouping:
             arg = self.expr(agg.arg, column=row) if agg.arg is not None else ""
             if agg.func == "count":
                 code = f"torch.tensor([{root_rows}.numel()], device={root_rows}.device)"
+            elif agg.func == "count_distinct":
+                code = f"torch.tensor([torch.unique({arg}).numel()], device={root_rows}.device)"
             elif agg.func == "sum":
                 code = f"({arg}).sum().reshape(1)"
             elif agg.func == "avg":

@@ -15,6 +15,8 @@ _SYMBOL |= {"+": "+", "-": "-", "*": "*", "/": "/"}
 PRECEDENCE = {"=": 1, "<>": 1, "<": 1, "<=": 1, ">": 1, ">=": 1, "or": 2, "and": 3, "+": 5, "-": 5}
 PRECEDENCE |= {"*": 6, "/": 6, "not": 7, "neg": 7}
 ATOM = 9
+_TEXT_OPS = {"eq": "text_equals", "in": "text_in", "prefix": "text_prefix", "contains": "text_contains"}
+_TEXT_OPS |= {"in_order": "text_contains_in_order"}
 
 
 class ExprCode:
@@ -60,9 +62,7 @@ class ExprCode:
             needles = ", ".join(self.host(n) for n in expr.needles)
             if expr.op == "in":
                 needles = f"({needles}{',' if len(expr.needles) == 1 else ''})"
-            call = (
-                f"ops.text_{expr.op if expr.op != 'eq' else 'equals'}({self.column(expr.column)}, {needles})"
-            )
+            call = f"ops.{_TEXT_OPS[expr.op]}({self.column(expr.column)}, {needles})"
             return (f"~{call}", 7) if expr.negate else (call, ATOM)
         if isinstance(expr, Case):
             result = self.code(expr.default)

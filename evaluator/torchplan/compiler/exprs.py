@@ -41,6 +41,10 @@ class Lowering:
     def lower(self, node: exp.Expression) -> Expr:
         if isinstance(node, exp.Paren):
             return self.lower(node.this)
+        if node.args.get("negate"):  # sqlglot spells `x NOT LIKE p` as Like(negate=True)
+            plain = node.copy()
+            plain.set("negate", None)
+            return self.lower(exp.Not(this=plain))
         if _column_free(node):
             return self.host(node)
         if isinstance(node, exp.Column):
@@ -268,10 +272,16 @@ class Lowering:
         if func not in ("sum", "count", "avg", "min", "max"):
             raise UnsupportedSQL(f"aggregate {func.upper()}", self.where)
         arg_node = node.this
+        if isinstance(arg_node, exp.Distinct):
+            if func != "count" or len(arg_node.expressions) != 1:
+                what = f"{func.upper()}(DISTINCT ...) other than COUNT of one value"
+                raise UnsupportedSQL(what, self.where)
+            arg = self.lower(arg_node.expressions[0])
+            if arg.kind not in (*_NUMERIC, Kind.DATE, Kind.DICT):
+                raise UnsupportedSQL(f"COUNT(DISTINCT ...) of a {arg.kind.value} value", self.where)
+            return Agg("count_distinct", arg, Kind.INT)
         if func in ("min", "max", "avg") and isinstance(self.lower(arg_node), Scalar):
             return self.lower(arg_node)  # sqlglot's MAX(_u_0._col_0) over the one row of a scalar subquery
-        if isinstance(arg_node, exp.Distinct):
-            raise UnsupportedSQL(f"{func.upper()}(DISTINCT ...) (Q16 shape)", self.where)
         if func == "count" and (arg_node is None or isinstance(arg_node, exp.Star)):
             return Agg("count", None, Kind.INT)
         arg = self.lower(arg_node)

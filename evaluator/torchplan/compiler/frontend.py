@@ -49,6 +49,7 @@ def parse(sql: str, params: dict[str, Any] | None, template: str | None = None) 
         raise UnsupportedSQL(f"SQL sqlglot cannot parse ({str(exc).splitlines()[0]})") from exc
     if not isinstance(tree, exp.Select):
         raise UnsupportedSQL(f"top-level {tree.key.upper()} (only a single SELECT)")
+    _not_in_as_not_exists(tree)
     _refuse_before_optimizing(tree)
     # DuckDB names an unaliased `sum(l_quantity)` by its text; sqlglot's optimizer calls it `_col_5`.
     names = [
@@ -109,12 +110,31 @@ def _refuse_before_optimizing(tree: exp.Select) -> None:
         if isinstance(sub.parent, exp.Subquery | exp.In) and sub.args.get("group"):
             if correlated or sub.args.get("joins") or len(sub.args["group"].expressions) != 1:
                 raise UnsupportedSQL(f"IN (subquery with joins or several GROUP BY keys) {where}")
-        if isinstance(sub.parent, exp.In) or isinstance(sub.parent.parent, exp.In):
-            negated = isinstance(sub.parent.parent, exp.Not) or isinstance(sub.parent.parent.parent, exp.Not)
-            if negated:
-                raise UnsupportedSQL(f"NOT IN (subquery) {where} (Q16 shape)")
     if tree.args.get("distinct"):
         raise UnsupportedSQL("SELECT DISTINCT")
+
+
+def _not_in_as_not_exists(tree: exp.Select) -> None:
+    """`x NOT IN (SELECT k FROM t WHERE c)` -> `NOT EXISTS (SELECT * FROM t WHERE c AND k = x)`.
+
+    The two differ only when k or x can be NULL, and no TPC-H column can. sqlglot unnests the NOT
+    EXISTS into a LEFT JOIN + IS NULL, which rewrites.py turns into an anti-join bitmap (Q16).
+    """
+    for negation in list(tree.find_all(exp.Not)):
+        test = negation.this
+        if not isinstance(test, exp.In) or test.args.get("query") is None:
+            continue
+        query = test.args["query"]
+        select = query.this if isinstance(query, exp.Subquery) else query
+        if not isinstance(select, exp.Select) or len(select.expressions) != 1:
+            raise UnsupportedSQL("NOT IN (subquery) that is not a SELECT of one column")
+        if select.args.get("group") or select.args.get("having") or select.args.get("distinct"):
+            raise UnsupportedSQL("NOT IN (subquery with GROUP BY, HAVING or DISTINCT)")
+        key = select.expressions[0].unalias()
+        exists = select.copy()
+        exists.set("expressions", [exp.Star()])
+        exists = exists.where(exp.EQ(this=key.copy(), expression=test.this.copy()), copy=False)
+        negation.replace(exp.Not(this=exp.Exists(this=exists)))
 
 
 def _correlations(sub: exp.Select) -> int:

@@ -32,6 +32,22 @@ CASES = {
         "ORDER BY code",
         ("code",),
     ),
+    "NOT IN (subquery), NOT LIKE and COUNT(DISTINCT) by group": (
+        "SELECT p_size, count(DISTINCT ps_suppkey) AS suppliers, count(*) AS n FROM partsupp, part "
+        "WHERE p_partkey = ps_partkey AND p_type NOT LIKE '%BRASS' AND ps_suppkey NOT IN "
+        "(SELECT s_suppkey FROM supplier WHERE s_acctbal < 0) GROUP BY p_size ORDER BY p_size",
+        ("p_size",),
+    ),
+    "COUNT(DISTINCT) without GROUP BY, masked and joined": (
+        "SELECT count(DISTINCT l_suppkey) AS a, count(DISTINCT l_shipmode) AS b FROM lineitem "
+        "WHERE l_quantity < 10",
+        (),
+    ),
+    "COUNT(DISTINCT) over a join": (
+        "SELECT count(DISTINCT o_custkey) AS a FROM lineitem, orders "
+        "WHERE l_orderkey = o_orderkey AND l_discount > 0.05",
+        (),
+    ),
     "SUBSTRING IN list": (
         "SELECT count(*) AS n FROM supplier WHERE substring(s_phone, 1, 2) IN ('10', '11', '12', '2')",
         (),

@@ -15,12 +15,12 @@ CASES = {
     "WHERE l_partkey = ps_partkey AND l_suppkey = ps_suppkey)",
     "derived table (subquery in FROM) with GROUP BY": "SELECT n, count(*) AS k FROM "
     "(SELECT o_custkey, count(*) AS n FROM orders GROUP BY o_custkey) AS t GROUP BY n",
-    "NOT IN (subquery) in WHERE": "SELECT count(*) AS n FROM partsupp WHERE ps_suppkey NOT IN "
-    "(SELECT s_suppkey FROM supplier WHERE s_acctbal < 0)",
+    "NOT IN (subquery with GROUP BY": "SELECT count(*) AS n FROM partsupp WHERE ps_suppkey NOT IN "
+    "(SELECT l_suppkey FROM lineitem GROUP BY l_suppkey HAVING count(*) > 10)",
     "EXISTS correlated with `<>`": "SELECT count(*) AS n FROM lineitem l1 "
     "WHERE EXISTS (SELECT * FROM lineitem l2 "
     "WHERE l2.l_orderkey = l1.l_orderkey AND l2.l_suppkey <> l1.l_suppkey)",
-    "COUNT(DISTINCT": "SELECT count(DISTINCT ps_suppkey) AS n FROM partsupp",
+    "SUM(DISTINCT ...) other than COUNT": "SELECT sum(DISTINCT ps_suppkey) AS n FROM partsupp",
     "free-text column l_comment": "SELECT count(*) AS n FROM lineitem WHERE l_comment LIKE '%x%'",
     "WITH t (common table expressions": "WITH t AS (SELECT 1 AS x) SELECT x FROM t",
     "correlated scalar subquery in SELECT": "SELECT p_partkey, "

@@ -9,12 +9,12 @@ from __future__ import annotations
 
 import functools
 import os
-import resource
 import shutil
+import signal
 import subprocess
 import sys
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -26,6 +26,8 @@ from evaluator.kernelset import kernel_set_from_dir
 from evaluator.queries import QUERIES
 from evaluator.timing import TimingPolicy
 from evaluator.tpch.generate import prepare
+from sandbox.cgroup import Cgroup
+from sandbox.limits import Limits
 
 BACKENDS = ("bubblewrap", "process")
 # The runner sees the evaluator package here; the project around it (database, other submissions) never.
@@ -62,16 +64,17 @@ class Job:
     queries: tuple[int, ...] = ()  # empty: every benchmark query
 
 
-def evaluate(job: Job, *, backend: str = "bubblewrap") -> dict[str, Any]:
+def evaluate(job: Job, *, backend: str = "bubblewrap", limits: Limits | None = None) -> dict[str, Any]:
     """Evaluate the job's kernel set, every runner in the chosen sandbox; returns the report (a dict)."""
     if backend not in BACKENDS:
         raise SandboxError(f"unknown sandbox backend {backend!r}; choose one of {', '.join(BACKENDS)}")
     deadline = time.monotonic() + job.timeout_s
+    limits = limits or Limits.default()
     if backend == "bubblewrap":
-        launcher: Launcher = BubblewrapLauncher(device=job.device, deadline=deadline)
+        launcher: Launcher = BubblewrapLauncher(device=job.device, deadline=deadline, limits=limits)
     else:
         print("WARNING: sandbox backend 'process': kernels run WITHOUT isolation", flush=True)
-        launcher = ProcessLauncher(deadline=deadline)
+        launcher = ProcessLauncher(deadline=deadline, limits=limits)
     sf_folder = prepare(job.data_dir, job.scale_factor, progress=False)
     options = Options(
         sf_folder=sf_folder,
@@ -88,29 +91,32 @@ def evaluate(job: Job, *, backend: str = "bubblewrap") -> dict[str, Any]:
         raise
     except EvaluatorError as exc:  # ours (a baseline runner failed, data missing): retryable
         raise SandboxError(str(exc)) from exc
-    report["sandbox"] = {"backend": backend, "isolated": backend == "bubblewrap"}
+    report["sandbox"] = {"backend": backend, "isolated": backend == "bubblewrap",
+                         "limits": limits.describe() | {"cgroup": cgroup_support()}}  # fmt: skip
     return report
 
 
 class ProcessLauncher(Launcher):
-    """A plain child process with a cleared environment and rlimits: no filesystem or network isolation."""
+    """A plain child process with a cleared environment and limits: no filesystem or network isolation."""
 
     backend = "process"
 
-    def __init__(self, *, deadline: float) -> None:
+    def __init__(self, *, deadline: float, limits: Limits | None = None) -> None:
         self.deadline = deadline
+        self.limits = limits or Limits.default()
 
     def __call__(self, launch: Launch) -> Outcome:
         env = _base_env(launch) | {
             "PYTHONPATH": os.pathsep.join(map(str, [_package_root(), *_host_pythonpath()]))
         }
-        return _run_limited(launch.argv, env=env, timeout_s=_remaining(self.deadline, launch.timeout_s))
+        timeout_s = _remaining(self.deadline, launch.timeout_s)
+        return run_limited(launch.argv, env=env, timeout_s=timeout_s, limits=self.limits)
 
 
 class BubblewrapLauncher(Launcher):
     backend = "bubblewrap"
 
-    def __init__(self, *, device: str, deadline: float) -> None:
+    def __init__(self, *, device: str, deadline: float, limits: Limits | None = None) -> None:
         problem = bubblewrap_available()
         if problem:
             raise SandboxUnavailable(
@@ -119,16 +125,23 @@ class BubblewrapLauncher(Launcher):
             )
         self.device = device
         self.deadline = deadline
+        self.limits = limits or Limits.default()
 
     def __call__(self, launch: Launch) -> Outcome:
-        return _run_limited(self.command(launch), env={"PATH": "/usr/bin:/bin"},
-                            timeout_s=_remaining(self.deadline, launch.timeout_s))  # fmt: skip
+        timeout_s = _remaining(self.deadline, launch.timeout_s)
+        outcome = run_limited(self.command(launch), env={"PATH": "/usr/bin:/bin"}, timeout_s=timeout_s,
+                              limits=self.limits)  # fmt: skip
+        code = outcome.returncode
+        if code is not None and code > 128 and code - 128 in _SIGNAL_NUMBERS:
+            # bwrap exits with 128 + N when the sandboxed process died of signal N: say so as Popen does.
+            return replace(outcome, returncode=128 - code)
+        return outcome
 
     def command(self, launch: Launch) -> list[str]:
         command = [
             shutil.which("bwrap") or "bwrap", "--unshare-all", "--die-with-parent", "--new-session",
             "--uid", "65534", "--gid", "65534", "--hostname", "sandbox",
-            "--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp",
+            "--proc", "/proc", "--dev", "/dev", "--size", str(self.limits.scratch_bytes), "--tmpfs", "/tmp",
             "--clearenv", "--chdir", "/tmp",
         ]  # fmt: skip
         for path in SYSTEM_DIRS:
@@ -226,11 +239,32 @@ def _remaining(deadline: float, limit: float) -> float:
     return min(limit, left)
 
 
-def _run_limited(argv: list[str], *, env: dict[str, str], timeout_s: float) -> Outcome:
-    """run_process with rlimits for the child: no core files, bounded open files."""
+def run_limited(argv: list[str], *, env: dict[str, str], timeout_s: float, limits: Limits) -> Outcome:
+    """run_process under the limits: rlimits always, a cgroup of its own where one can be made."""
+    cgroup = Cgroup.create(limits)
+    preexec = limits.preexec(timeout_s, then=cgroup.join if cgroup else None)
+    try:
+        outcome = run_process(argv, env=env, timeout_s=timeout_s, preexec=preexec)
+    finally:
+        if cgroup is not None:
+            cgroup.kill()  # whatever the runner left behind, in any session or process group
+    if cgroup is not None:
+        oom = cgroup.out_of_memory()
+        cgroup.remove()
+        # Only a failed runner was killed for memory: an OOM-killed helper process is the kernel's business.
+        if oom and outcome.returncode not in (0, None):
+            return replace(outcome, out_of_memory=True)
+    return outcome
 
-    def limits() -> None:
-        resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
-        resource.setrlimit(resource.RLIMIT_NOFILE, (4096, 4096))
 
-    return run_process(argv, env=env, timeout_s=timeout_s, preexec=limits)
+@functools.cache
+def cgroup_support() -> str | None:
+    """Which cgroup limits runners get here ("v1: memory, pids"), or None: rlimits only."""
+    probe = Cgroup.create(Limits.default())
+    if probe is None:
+        return None
+    probe.remove()
+    return probe.describe()
+
+
+_SIGNAL_NUMBERS = frozenset(int(s) for s in signal.Signals)

@@ -1,0 +1,169 @@
+"""A cgroup per runner, where the worker may make one: limits the kernel enforces on every process.
+
+cgroup v2 where the `memory` and `pids` controllers can be delegated from the hierarchy's root (a
+worker running as root on the host), else cgroup v1's `memory` and `pids` hierarchies (below the
+worker's own cgroup), else none: `Cgroup.create` returns None and the rlimits stand alone
+(sandbox/limits.py). The cgroup is also how everything a runner started is found and killed at the end,
+whatever session or process group it moved to.
+"""
+
+from __future__ import annotations
+
+import os
+import secrets
+import signal
+import time
+from pathlib import Path
+
+from sandbox.limits import Limits
+
+CONTROLLERS = ("memory", "pids")
+V2_PARENT = "dkb-sandbox"
+
+
+class Cgroup:
+    def __init__(self, version: int, dirs: dict[str, Path]) -> None:
+        self.version = version
+        self.dirs = dirs  # controller -> the runner's directory for it (one directory on v2)
+
+    @classmethod
+    def create(cls, limits: Limits) -> Cgroup | None:
+        """A fresh cgroup with the limits set; None where this worker cannot make one."""
+        name = f"dkb-runner-{os.getpid()}-{secrets.token_hex(4)}"
+        for make in (_create_v2, _create_v1):
+            try:
+                group = make(name, limits)
+            except OSError:
+                continue
+            if group is not None:
+                return group
+        return None
+
+    def describe(self) -> str:
+        return f"v{self.version}: " + ", ".join(sorted(self.dirs))
+
+    def join(self) -> None:
+        """Move the calling process into the cgroup: run in the child, between fork and exec."""
+        pid = str(os.getpid())
+        for path in sorted(set(self.dirs.values())):
+            (path / "cgroup.procs").write_text(pid)
+
+    def out_of_memory(self) -> bool:
+        """Whether the kernel's OOM killer killed a process of this cgroup at its memory limit."""
+        path = self.dirs.get("memory")
+        if path is None:
+            return False
+        events = path / ("memory.events" if self.version == 2 else "memory.oom_control")
+        try:
+            lines = events.read_text().splitlines()
+        except OSError:
+            return False
+        counts = dict(line.split() for line in lines if len(line.split()) == 2)
+        return int(counts.get("oom_kill", "0")) > 0
+
+    def kill(self, wait_s: float = 5.0) -> None:
+        """SIGKILL every process still in the cgroup, including ones that left the process group."""
+        kill_file = self.dirs.get("pids", next(iter(self.dirs.values()))) / "cgroup.kill"
+        if self.version == 2 and kill_file.exists():
+            kill_file.write_text("1")
+        deadline = time.monotonic() + wait_s
+        while time.monotonic() < deadline:
+            pids = self._pids()
+            if not pids:
+                return
+            for pid in pids:
+                try:
+                    os.kill(pid, signal.SIGKILL)
+                except ProcessLookupError:
+                    pass
+            time.sleep(0.02)
+
+    def remove(self, wait_s: float = 5.0) -> None:
+        """Delete the cgroup's directories (empty once its processes are dead and reaped)."""
+        deadline = time.monotonic() + wait_s
+        for path in sorted(set(self.dirs.values())):
+            while True:
+                try:
+                    path.rmdir()
+                    break
+                except FileNotFoundError:
+                    break
+                except OSError:
+                    if time.monotonic() > deadline:
+                        break  # a leftover empty cgroup costs nothing; never fail the evaluation for it
+                    time.sleep(0.05)
+
+    def _pids(self) -> set[int]:
+        pids: set[int] = set()
+        for path in set(self.dirs.values()):
+            try:
+                pids.update(int(p) for p in (path / "cgroup.procs").read_text().split())
+            except OSError:
+                pass
+        return pids
+
+
+def _mounts() -> list[tuple[str, str, set[str]]]:
+    """(mount point, file system type, options) of every cgroup file system this process sees."""
+    found = []
+    for line in Path("/proc/self/mounts").read_text().splitlines():
+        fields = line.split()
+        if len(fields) >= 4 and fields[2] in ("cgroup", "cgroup2"):
+            found.append((fields[1], fields[2], set(fields[3].split(","))))
+    return found
+
+
+def _create_v2(name: str, limits: Limits) -> Cgroup | None:
+    mount = next((Path(point) for point, kind, _ in _mounts() if kind == "cgroup2"), None)
+    if mount is None or not set(CONTROLLERS) <= set((mount / "cgroup.controllers").read_text().split()):
+        return None
+    parent = mount / V2_PARENT
+    _enable_controllers(mount)  # the hierarchy's root may hold processes and still delegate
+    parent.mkdir(exist_ok=True)
+    _enable_controllers(parent)
+    path = parent / name
+    path.mkdir()
+    try:
+        (path / "memory.max").write_text(str(limits.memory_bytes))
+        if (path / "memory.swap.max").exists():
+            (path / "memory.swap.max").write_text("0")
+        (path / "pids.max").write_text(str(limits.processes))
+    except OSError:
+        path.rmdir()
+        raise
+    return Cgroup(2, {"memory": path, "pids": path})
+
+
+def _enable_controllers(path: Path) -> None:
+    enabled = set((path / "cgroup.subtree_control").read_text().split())
+    missing = [c for c in CONTROLLERS if c not in enabled]
+    if missing:
+        (path / "cgroup.subtree_control").write_text(" ".join(f"+{c}" for c in missing))
+
+
+def _create_v1(name: str, limits: Limits) -> Cgroup | None:
+    own: dict[str, str] = {}
+    for line in Path("/proc/self/cgroup").read_text().splitlines():
+        _, controllers, path = line.split(":", 2)
+        for controller in controllers.split(","):
+            own[controller] = path
+    dirs: dict[str, Path] = {}
+    try:
+        for point, kind, options in _mounts():
+            for controller in CONTROLLERS:
+                if kind == "cgroup" and controller in options and controller in own:
+                    path = Path(point) / own[controller].lstrip("/") / name
+                    path.mkdir()
+                    dirs[controller] = path
+                    if controller == "memory":
+                        (path / "memory.limit_in_bytes").write_text(str(limits.memory_bytes))
+                        try:  # no swapping past the limit, where swap is accounted
+                            (path / "memory.memsw.limit_in_bytes").write_text(str(limits.memory_bytes))
+                        except OSError:
+                            pass
+                    else:
+                        (path / "pids.max").write_text(str(limits.processes))
+    except OSError:
+        Cgroup(1, dirs).remove(wait_s=0)
+        raise
+    return Cgroup(1, dirs) if dirs else None

@@ -1,0 +1,156 @@
+"""The hard limits every runner starts under, seen from inside the real sandbox and from the host."""
+
+from __future__ import annotations
+
+import json
+import os
+import resource
+import signal
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from evaluator.harness import Launch, _death
+from evaluator.report import Status
+from sandbox.cgroup import Cgroup
+from sandbox.core import BubblewrapLauncher, ProcessLauncher, cgroup_support
+from sandbox.limits import GiB, Limits
+
+SMALL = Limits(memory_bytes=2 * GiB, processes=64, open_files=256, cpu_s=60)
+
+RLIMITS = """
+import json, resource
+names = ("CORE", "DATA", "NPROC", "NOFILE", "CPU", "AS")
+print(json.dumps({n: resource.getrlimit(getattr(resource, "RLIMIT_" + n)) for n in names}))
+"""
+
+
+def launch(code: str, tmp_path: Path, timeout_s: float = 60) -> Launch:
+    return Launch(argv=[sys.executable, "-c", code], readable=[], writable=[tmp_path], hidden=[], env={},
+                  timeout_s=timeout_s)  # fmt: skip
+
+
+def bubblewrap(limits: Limits = SMALL) -> BubblewrapLauncher:
+    return BubblewrapLauncher(device="cpu", deadline=time.monotonic() + 600, limits=limits)
+
+
+def test_a_sandboxed_runner_starts_under_its_rlimits(tmp_path: Path) -> None:
+    outcome = bubblewrap()(launch(RLIMITS, tmp_path))
+    assert outcome.returncode == 0, outcome.log
+    seen = json.loads(outcome.log)
+    assert seen["CORE"] == [0, 0]
+    assert seen["DATA"] == [2 * GiB, 2 * GiB]
+    assert seen["NPROC"] == [64, 64]
+    assert seen["NOFILE"] == [256, 256]
+    assert seen["CPU"] == [60, 65]
+    assert seen["AS"] == [resource.RLIM_INFINITY] * 2  # CUDA needs its address space
+
+
+def test_a_runner_gets_a_cgroup_of_its_own_with_the_limits_and_it_is_removed_afterwards(
+    tmp_path: Path,
+) -> None:
+    assert cgroup_support() is not None, "no cgroup here: memory and process limits rest on rlimits alone"
+    code = (
+        "import json, pathlib\n"
+        "lines = [l.split(':', 2) for l in pathlib.Path('/proc/self/cgroup').read_text().splitlines()]\n"
+        "print(json.dumps({c: p for _, cs, p in lines for c in cs.split(',')}))\n"
+    )
+    outcome = ProcessLauncher(deadline=time.monotonic() + 60, limits=SMALL)(launch(code, tmp_path))
+    assert outcome.returncode == 0, outcome.log
+    paths = json.loads(outcome.log)
+    group = next(p for p in paths.values() if "dkb-runner-" in p)
+    found = [d for d in Path("/sys/fs/cgroup").rglob(Path(group).name)]
+    assert found == []  # removed once the runner ended
+
+
+def test_the_cgroup_holds_the_limits_and_kills_what_the_runner_left_behind(tmp_path: Path) -> None:
+    group = Cgroup.create(SMALL)
+    assert group is not None
+    try:
+        settings = {}
+        for controller, path in group.dirs.items():
+            name = {
+                "memory": "memory.max" if group.version == 2 else "memory.limit_in_bytes",
+                "pids": "pids.max",
+            }
+            settings[controller] = (path / name[controller]).read_text().strip()
+        assert settings == {"memory": str(2 * GiB), "pids": "64"}
+        # A process that daemonized itself (a new session: no process-group kill reaches it).
+        pid = os.fork()
+        if pid == 0:  # pragma: no cover - the child
+            try:
+                group.join()
+                os.setsid()
+                time.sleep(60)
+            finally:
+                os._exit(0)
+        for _ in range(100):
+            if pid in group._pids():
+                break
+            time.sleep(0.02)
+        group.kill()
+        _, status = os.waitpid(pid, 0)
+        assert os.WIFSIGNALED(status) and os.WTERMSIG(status) == signal.SIGKILL
+    finally:
+        group.remove()
+    assert not any(path.exists() for path in group.dirs.values())
+
+
+def test_a_runner_past_its_cpu_time_is_stopped_and_labelled_a_timeout(tmp_path: Path) -> None:
+    limits = Limits(memory_bytes=2 * GiB, processes=64, cpu_s=1)
+    started = time.monotonic()
+    outcome = bubblewrap(limits)(launch("while True:\n    pass\n", tmp_path, timeout_s=60))
+    assert time.monotonic() - started < 30  # its CPU time ran out long before the wall limit
+    assert outcome.returncode == -signal.SIGXCPU
+    assert _death(outcome.returncode, outcome.log) == (Status.TIMEOUT, "used up its CPU-time limit (SIGXCPU)")
+
+
+def test_a_sandboxed_runner_killed_by_a_signal_is_reported_as_that_signal(tmp_path: Path) -> None:
+    outcome = bubblewrap()(launch("import os, signal\nos.kill(os.getpid(), signal.SIGBUS)\n", tmp_path))
+    assert outcome.returncode == -signal.SIGBUS  # not bwrap's 128 + 7
+    assert _death(outcome.returncode, outcome.log)[0] == Status.CRASHED
+
+
+def process_launcher() -> ProcessLauncher:
+    return ProcessLauncher(deadline=time.monotonic() + 60, limits=SMALL)
+
+
+@pytest.mark.parametrize("make", [bubblewrap, process_launcher])
+def test_a_runner_allocating_past_its_memory_limit_gets_a_memory_error(make, tmp_path: Path) -> None:
+    code = "chunks = []\nwhile True:\n    chunks.append(bytearray(64 << 20))\n"
+    outcome = make()(launch(code, tmp_path))
+    assert outcome.returncode == 1 and "MemoryError" in outcome.log  # RLIMIT_DATA refused the mapping
+    assert _death(outcome.returncode, outcome.log) == (Status.OUT_OF_MEMORY, "exited with status 1")
+
+
+@pytest.mark.parametrize("make", [bubblewrap, process_launcher])
+def test_memory_that_rlimit_data_does_not_count_is_stopped_by_the_cgroup(make, tmp_path: Path) -> None:
+    # A shared anonymous mapping is not "data": only the cgroup's memory limit sees its pages.
+    code = "import mmap\nm = mmap.mmap(-1, 4 << 30)\nfor i in range(0, 4 << 30, 4096):\n    m[i] = 1\n"
+    outcome = make()(launch(code, tmp_path))
+    assert outcome.out_of_memory, (outcome.returncode, outcome.log)
+    assert outcome.returncode == -signal.SIGKILL
+
+
+@pytest.mark.parametrize("make", [bubblewrap, process_launcher])
+def test_a_runner_cannot_start_more_processes_than_its_limit(make, tmp_path: Path) -> None:
+    # As root, RLIMIT_NPROC exempts the sandbox (its uid maps onto root's): the cgroup's pids.max holds.
+    code = (
+        "import os, time\n"
+        "for n in range(1000):\n"
+        "    try:\n"
+        "        if os.fork() == 0:\n"
+        "            time.sleep(30)\n"
+        "            os._exit(0)\n"
+        "    except OSError as exc:\n"
+        "        print('forked', n, exc.strerror)\n"
+        "        break\n"
+    )
+    started = time.monotonic()
+    outcome = make()(launch(code, tmp_path, timeout_s=40))
+    forked, n, *why = outcome.log.split()
+    assert forked == "forked" and 0 < int(n) < 64 and " ".join(why) == "Resource temporarily unavailable"
+    if make is bubblewrap:  # its PID namespace ends with it (a plain child's children hold its pipe open)
+        assert time.monotonic() - started < 20

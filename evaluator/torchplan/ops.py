@@ -34,6 +34,19 @@ def lookup(index: torch.Tensor, foreign: torch.Tensor) -> torch.Tensor:
     return torch.where(inside, index[foreign.clamp(0, index.numel() - 1)], -1)
 
 
+def lookup_composite(primary: Sequence[torch.Tensor], foreign: Sequence[torch.Tensor]) -> torch.Tensor:
+    """`lookup` on a composite key (partsupp's (partkey, suppkey)): the row whose key columns equal each
+    foreign row's, or -1. Keys are non-negative; packed exactly into one int64, sorted, binary-searched."""
+    widths = [int(torch.maximum(p.max(), f.max()).item()) + 1 if p.numel() and f.numel() else 1
+              for p, f in zip(primary, foreign, strict=True)]  # fmt: skip
+    keys, rows = torch.sort(pack(primary, widths))
+    wanted = pack(foreign, widths)
+    at = torch.searchsorted(keys, wanted).clamp(max=max(keys.numel() - 1, 0))
+    if keys.numel() == 0:
+        return torch.full_like(wanted, -1)
+    return torch.where(keys[at] == wanted, rows[at], -1)
+
+
 def member(keys: torch.Tensor, universe: int | None = None, *, of: torch.Tensor) -> torch.Tensor:
     """Semi-join bitmap: `member(fk, of=pks)[i]` is True when `fk[i]` occurs in `pks` (EXISTS / IN)."""
     if universe is None:

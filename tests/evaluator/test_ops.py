@@ -109,3 +109,11 @@ def test_text_in_and_digits_read_a_substring_slice_like_sql() -> None:
     assert ops.text_in(codes, ("13", "29", "130")).tolist() == [True, False, False, True]
     assert ops.text_in(codes, ("7",)).tolist() == [False, False, True, False]  # the string ends early
     assert ops.text_digits(codes).tolist() == [13, 31, 7, 29]
+
+
+def test_lookup_composite_finds_the_row_with_both_key_columns() -> None:
+    partkey, suppkey = torch.tensor([1, 1, 2, 2]), torch.tensor([10, 20, 10, 30])
+    found = ops.lookup_composite(
+        [partkey, suppkey], [torch.tensor([2, 1, 2, 3]), torch.tensor([30, 20, 20, 10])]
+    )
+    assert found.tolist() == [3, 1, -1, -1]

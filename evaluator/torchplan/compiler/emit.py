@@ -105,7 +105,12 @@ class CoreEmitter(Grouping):
             self.out("# PK-FK joins: the row of the referenced table for each referencing row (-1: none).")
         for lookup in block.lookups:
             at = f"{lookup.parent}_{lookup.child}"
-            self.out(f"{at} = ops.lookup(ops.key_index({self.var(lookup.pk)}), {self.var(lookup.fk)})")
+            if lookup.more:  # a composite key: sorted packed keys and a binary search
+                pks = ", ".join(self.var(c) for c in [lookup.pk, *(pk for _, pk in lookup.more)])
+                fks = ", ".join(self.var(c) for c in [lookup.fk, *(fk for fk, _ in lookup.more)])
+                self.out(f"{at} = ops.lookup_composite([{pks}], [{fks}])")
+            else:
+                self.out(f"{at} = ops.lookup(ops.key_index({self.var(lookup.pk)}), {self.var(lookup.fk)})")
         for lookup in reversed(block.lookups):  # children first, so a grandchild's filter reaches the root
             at = f"{lookup.parent}_{lookup.child}"
             found = f"({at} >= 0)"

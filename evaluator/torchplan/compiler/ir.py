@@ -117,6 +117,7 @@ class Lookup:
     child: str
     fk: Col
     pk: Col
+    more: tuple[tuple[Col, Col], ...] = ()  # the other (fk, pk) pairs of a composite key (partsupp's)
 
 
 @dataclass

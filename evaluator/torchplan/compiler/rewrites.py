@@ -20,7 +20,7 @@ from evaluator.torchplan.compiler.errors import UnsupportedSQL
 from evaluator.torchplan.compiler.exprs import Lowering
 from evaluator.torchplan.compiler.frontend import Frontend, _base_table, _conjuncts
 from evaluator.torchplan.compiler.ir import Block, Col, Expr, Lookup, Op, Relation, SemiJoin, aliases
-from evaluator.torchplan.compiler.schema import PRIMARY_KEYS
+from evaluator.torchplan.compiler.schema import COMPOSITE_KEYS, PRIMARY_KEYS, Kind
 
 
 def rewrite(front: Frontend) -> Block:
@@ -81,13 +81,15 @@ def _join_tree(block: Block) -> None:
             edges.append((lookup, condition))
         else:
             rest.append(condition)
+    edges_more, rest = _composite_lookups(rest)
+    edges.extend(edges_more)
     pointed = {lookup.child for lookup, _ in edges}
     roots = [a for a in block.relations if a not in pointed]
     if len(roots) != 1:
         what = "no relation" if not roots else f"relations {roots}"
         raise UnsupportedSQL(
-            f"join graph where {what} could be the root of PK-FK lookups (a many-to-many "
-            "or composite-key join, Q9 shape)"
+            f"join graph where {what} could be the root of PK-FK lookups (a many-to-many join: "
+            "no primary key, single or composite, on either side)"
         )
     block.root = roots[0]
     reached = {block.root}
@@ -125,6 +127,39 @@ def _as_lookup(condition: Expr, block: Block) -> Lookup | None:
         if PRIMARY_KEYS.get(pk.table) == pk.name and fk.alias != pk.alias:
             return Lookup(fk.alias, pk.alias, fk, pk)
     return None
+
+
+def _composite_lookups(conditions: list[Expr]) -> tuple[list[tuple[Lookup, Expr]], list[Expr]]:
+    """Equalities that together cover a composite primary key: `l_partkey = ps_partkey AND l_suppkey =
+    ps_suppkey` finds lineitem's one partsupp row (Q9). Returns the lookups and the conditions left."""
+    pairs: dict[tuple[str, str], list[Op]] = {}
+    for condition in conditions:
+        if (
+            isinstance(condition, Op)
+            and condition.op == "="
+            and all(isinstance(a, Col) for a in condition.args)
+        ):
+            left, right = condition.args
+            if left.alias != right.alias:
+                for fk, pk in ((left, right), (right, left)):
+                    pairs.setdefault((fk.alias, pk.alias), []).append(condition)
+    found: list[tuple[Lookup, Expr]] = []
+    used: list[Expr] = []
+    for (parent, child), equalities in pairs.items():
+        sides = {eq: (eq.args if eq.args[1].alias == child else eq.args[::-1]) for eq in equalities}
+        by_pk = {pk.name: (fk, pk, eq) for eq, (fk, pk) in sides.items()}
+        key = COMPOSITE_KEYS.get(next(pk for _, pk in sides.values()).table)
+        if key is None or not set(key) <= set(by_pk) or any(by_pk[k][2] in used for k in key):
+            continue
+        (fk, pk, _), *others = (by_pk[k] for k in key)
+        lookup = Lookup(parent, child, fk, pk, tuple((f, p) for f, p, _ in others))
+        parts = [by_pk[k][2] for k in key]
+        condition = parts[0]
+        for part in parts[1:]:
+            condition = Op("and", (condition, part), Kind.BOOL)
+        found.append((lookup, condition))
+        used.extend(parts)
+    return found, [c for c in conditions if c not in used]
 
 
 def independent_keys(block: Block) -> list[Expr]:

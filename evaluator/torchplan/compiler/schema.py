@@ -60,6 +60,10 @@ PRIMARY_KEYS = {
 }
 
 
+# Composite primary keys a join can reach a row by: lineitem -> partsupp on (partkey, suppkey) (Q9).
+COMPOSITE_KEYS = {"partsupp": ("ps_partkey", "ps_suppkey")}
+
+
 def sql_types() -> dict[str, dict[str, str]]:
     """Table -> column -> SQL type, the mapping sqlglot's optimizer wants as `schema`."""
     return {

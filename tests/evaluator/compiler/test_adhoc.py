@@ -48,6 +48,12 @@ CASES = {
         "WHERE l_orderkey = o_orderkey AND l_discount > 0.05",
         (),
     ),
+    "composite-key join (lineitem to partsupp)": (
+        "SELECT l_returnflag, sum(ps_supplycost * l_quantity) AS cost, count(*) AS n FROM lineitem, partsupp "
+        "WHERE l_partkey = ps_partkey AND l_suppkey = ps_suppkey AND ps_availqty > 5000 "
+        "GROUP BY l_returnflag ORDER BY l_returnflag",
+        ("l_returnflag",),
+    ),
     "SUBSTRING IN list": (
         "SELECT count(*) AS n FROM supplier WHERE substring(s_phone, 1, 2) IN ('10', '11', '12', '2')",
         (),

@@ -25,8 +25,8 @@ CASES = {
     "WITH t (common table expressions": "WITH t AS (SELECT 1 AS x) SELECT x FROM t",
     "correlated scalar subquery in SELECT": "SELECT p_partkey, "
     "(SELECT avg(l_quantity) FROM lineitem WHERE l_partkey = p_partkey) AS a FROM part",
-    "composite-key join": "SELECT sum(ps_supplycost) AS s FROM lineitem, partsupp "
-    "WHERE l_partkey = ps_partkey AND l_suppkey = ps_suppkey",
+    "many-to-many join": "SELECT sum(ps_supplycost) AS s FROM lineitem, partsupp "
+    "WHERE l_partkey = ps_partkey",
     "SELECT DISTINCT": "SELECT DISTINCT l_returnflag FROM lineitem",
     "uncorrelated scalar subquery in SELECT": "SELECT count(*) AS n, "
     "(SELECT max(o_totalprice) FROM orders) AS m FROM customer",

@@ -27,7 +27,12 @@ def main(argv: list[str] | None = None) -> int:
     run.add_argument("--data-dir", type=Path, default=Path(DEFAULT_DATA_DIR))
     run.add_argument("--device", default="auto", help="cpu, cuda or auto (cuda when present)")
     run.add_argument("--out", type=Path, help="write the report here (default: stdout)")
-    run.add_argument("--baseline", choices=("auto", "compiled", "eager"), default="auto")
+    run.add_argument(
+        "--baseline",
+        choices=("auto", "best", "compiled", "eager"),
+        default="auto",
+        help="best: the faster of eager and compiled, per query; auto: best on CUDA, eager on CPU",
+    )
     run.add_argument("--trials", type=int, default=5, help="parameter sets per query (default 5)")
     run.add_argument("--seed", type=int, help="seed for the random parameters (default: a secret one)")
     run.add_argument("--max-time", type=float, help="timing budget per query, s (15 on a GPU, 2 on a CPU)")

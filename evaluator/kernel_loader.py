@@ -29,12 +29,16 @@ def load_kernel(query: Query, path: Path, scope: str) -> Callable[..., Any]:
     fn = getattr(module, name, None)
     if not callable(fn):
         raise KernelBuildError(f"{path.name} defines no function {name}() (scope '{scope}')")
-    if scope == "full":
-        return fn
+    return fn if scope == "full" else with_core(query, fn)
+
+
+def with_core(query: Query, core: Callable[..., Any]) -> Callable[..., Any]:
+    """The TorchPlan's own run_query, with its module globals seeing `core` as its _query_core."""
     plan_run = query.plan().run_query
-    # The TorchPlan's own run_query, with its module globals seeing the submitted _query_core.
-    globals_ = dict(plan_run.__globals__, _query_core=fn)
-    return types.FunctionType(plan_run.__code__, globals_, plan_run.__name__, plan_run.__defaults__)
+    globals_ = dict(plan_run.__globals__, _query_core=core)
+    run = types.FunctionType(plan_run.__code__, globals_, plan_run.__name__, plan_run.__defaults__)
+    run.__kwdefaults__ = plan_run.__kwdefaults__
+    return run
 
 
 def short_error(exc: BaseException, filename: str | None = None) -> str:

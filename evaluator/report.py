@@ -63,7 +63,7 @@ class Report:
     scale_factor: float
     language: str
     scope: str
-    baseline: str  # "compiled" (torch.compile) or "eager"
+    baseline: str  # "compiled", "eager" or "best" (then each query's stats say which one was timed)
     sandbox: dict[str, Any]
     queries: list[QueryResult]
     manifest: dict[str, Any] = field(default_factory=dict)

@@ -13,7 +13,8 @@ import json
 import os
 import sys
 import traceback
-from dataclasses import asdict
+from collections.abc import Callable
+from dataclasses import asdict, replace
 from pathlib import Path
 from typing import Any
 
@@ -51,8 +52,6 @@ def _run(request: dict[str, Any], out: Path, response: dict[str, Any]) -> None:
     tables = load_tables(Path(request["sf_folder"]), query.columns(), device)
     response["nbytes"] = tables.nbytes()
     response["hardware"] = hardware.describe(device)
-    run_query = query.plan().run_query
-    baseline = torch.compile(run_query) if request["baseline"] == "compiled" else run_query
     kernel = None
     if request["kernel_path"]:
         path = Path(request["kernel_path"])
@@ -78,10 +77,13 @@ def _run(request: dict[str, Any], out: Path, response: dict[str, Any]) -> None:
     def timed_kernel() -> None:
         timed["result"] = kernel(tables, **defaults)
 
+    policy = TimingPolicy(**request["timing"])
+    choice: dict[str, Any] = {}  # which baseline was timed, and why: into the report's stats
+    baseline = _choose_baseline(query, request["baseline"], lambda fn: fn(tables, **defaults), device,
+                                policy, choice)  # fmt: skip
     candidates = {"baseline": lambda: baseline(tables, **defaults)}
     if kernel is not None:
         candidates["kernel"] = timed_kernel
-    policy = TimingPolicy(**request["timing"])
     try:
         stats = time_interleaved(candidates, device=device, policy=policy)
     except Exception as exc:
@@ -90,11 +92,56 @@ def _run(request: dict[str, Any], out: Path, response: dict[str, Any]) -> None:
         response["timing_error"] = short_error(exc, path.name)
         stats = time_interleaved({"baseline": candidates["baseline"]}, device=device, policy=policy)
     response["timing"] = {name: asdict(s) for name, s in stats.items()}
+    response["timing"] |= choice
     if "result" in timed and "kernel" in stats:
         try:
             np.savez(out / "timed.npz", **to_numpy(timed["result"]))
         except Exception as exc:
             response["timing_error"] = f"the result returned while being timed is not valid: {exc}"
+
+
+def _choose_baseline(
+    query: Any,
+    mode: str,
+    call: Callable[[Callable[..., Any]], Any],
+    device: Any,
+    policy: Any,
+    choice: dict[str, Any],
+) -> Callable[..., Any]:
+    """The TorchPlan to time against: eager, compiled, or ("best") the faster of the two here.
+
+    "compiled" puts the plan's `_query_core` under torch.compile and leaves run_query's host-side
+    parameter handling eager: rotated parameters then cost one recompile (dynamic scalars), not one
+    per parameter set. For "best" both are warmed up, `probe_reps` reps of each are timed, and the
+    faster median wins; a plan that fails to compile is timed eager.
+    """
+    import torch
+
+    from evaluator.kernel_loader import short_error, with_core
+    from evaluator.timing import time_interleaved
+
+    eager = query.plan().run_query
+    if mode == "eager":
+        choice["baseline_mode"] = "eager"
+        return eager
+    compiled = with_core(query, torch.compile(query.plan()._query_core))
+    if mode == "compiled":
+        choice["baseline_mode"] = "compiled"
+        return compiled
+    try:
+        call(compiled)  # the first call compiles: a failure here leaves eager as the only choice
+    except Exception as exc:
+        choice["baseline_mode"] = "eager"
+        choice["baseline_probe"] = {"compile_error": short_error(exc)}
+        return eager
+    probe = replace(policy, min_reps=policy.probe_reps, min_time_s=0.0, max_time_s=0.0)
+    stats = time_interleaved(
+        {"eager": lambda: call(eager), "compiled": lambda: call(compiled)}, device=device, policy=probe
+    )
+    chosen = min(stats, key=lambda name: stats[name].median_ms)
+    choice["baseline_mode"] = chosen
+    choice["baseline_probe"] = {f"{name}_ms": s.median_ms for name, s in stats.items()}
+    return compiled if chosen == "compiled" else eager
 
 
 if __name__ == "__main__":

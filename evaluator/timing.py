@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import math
+import random
 import statistics
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
 import torch
@@ -23,6 +24,8 @@ class TimingPolicy:
     min_time_s: float = 1.0
     max_time_s: float = 15.0  # per query, both candidates together
     target_stderr: float = 0.005  # standard error of the median, relative
+    probe_reps: int = 5  # baseline "best": timed reps of eager and of compiled before choosing
+    pool: int = 3  # pre-made clones of the input tables, rotated round-robin between reps
 
     @classmethod
     def for_device(cls, device_type: str, max_time_s: float | None = None) -> TimingPolicy:
@@ -41,58 +44,96 @@ def _sync(device: torch.device) -> None:
 
 
 def time_interleaved(
-    candidates: dict[str, Callable[[], object]],
+    candidates: Mapping[str, Callable[[], object]],
     *,
     device: torch.device,
     policy: TimingPolicy = TimingPolicy(),
 ) -> dict[str, TimingStats]:
     """Time each candidate A/B/A/B in one session until the medians are stable; stats per name."""
+    return time_rotated(
+        {name: (lambda _rep, fn=fn: fn()) for name, fn in candidates.items()}, device=device, policy=policy
+    )
+
+
+def time_rotated(
+    candidates: Mapping[str, Callable[[int], object]],
+    *,
+    device: torch.device,
+    policy: TimingPolicy = TimingPolicy(),
+    strata: int = 1,
+    keep: Callable[[str, int, object], None] | None = None,
+) -> dict[str, TimingStats]:
+    """Time each candidate A/B/A/B in one session; each call gets the rep's index to pick its inputs.
+
+    Every candidate gets the same index in a round, so all see the same inputs. Rep `i` belongs to
+    stratum `i % strata` (the parameter set it rotates through); the standard error pools the spread
+    within strata, since round-robin fixes each stratum's share. `keep(name, rep, result)` sees each
+    timed call's result after the clock stopped. Warm-up visits every stratum at least once.
+    """
     flush = (
         torch.empty(L2_FLUSH_BYTES // 4, dtype=torch.int32, device=device) if device.type == "cuda" else None
     )
-    started = time.perf_counter()
     for fn in candidates.values():
         reps = 0
         warm_start = time.perf_counter()
-        while reps < policy.warmup_reps or time.perf_counter() - warm_start < policy.warmup_s:
-            fn()
+        while reps < max(policy.warmup_reps, strata) or time.perf_counter() - warm_start < policy.warmup_s:
+            fn(reps)
             reps += 1
         _sync(device)
     samples: dict[str, list[float]] = {name: [] for name in candidates}
     started = time.perf_counter()
+    rep = 0
     while True:
         for name, fn in candidates.items():
             if flush is not None:
                 flush.fill_(0)  # evict L2 so no rep is served from the previous rep's cache
             _sync(device)
             t0 = time.perf_counter()
-            fn()
+            result = fn(rep)
             _sync(device)
             samples[name].append((time.perf_counter() - t0) * 1e3)
+            if keep is not None:
+                keep(name, rep, result)
+            del result
+        rep += 1
         elapsed = time.perf_counter() - started
-        n = len(next(iter(samples.values())))
-        if elapsed >= policy.max_time_s and n >= 5:
+        if elapsed >= policy.max_time_s and rep >= 5:
             break
-        if n >= policy.min_reps and elapsed >= policy.min_time_s:
-            if all(_stderr(s) <= policy.target_stderr for s in samples.values()):
+        if rep >= policy.min_reps and elapsed >= policy.min_time_s:
+            if all(_stderr(s, strata) <= policy.target_stderr for s in samples.values()):
                 break
-    return {name: _stats(s) for name, s in samples.items()}
+    return {name: _stats(s, strata) for name, s in samples.items()}
 
 
-def _stderr(samples: list[float]) -> float:
-    """Relative standard error of the median (sqrt(pi/2) * sd / sqrt(n), normal approximation)."""
+def verified(seed: int, share: float, rep: int) -> bool:
+    """Whether timed rep `rep` is one whose result is checked: a seeded draw, the same on both sides."""
+    return share >= 1.0 or random.Random(f"{seed}:{rep}").random() < share
+
+
+def _stderr(samples: list[float], strata: int = 1) -> float:
+    """Relative standard error of the median (sqrt(pi/2) * sd / sqrt(n), normal approximation).
+
+    With strata, sd is the pooled spread within them: the parameter sets' different costs are a fixed
+    mix, not noise.
+    """
     median = statistics.median(samples)
-    if len(samples) < 2 or median <= 0:
+    n = len(samples)
+    if n < 2 or median <= 0:
         return math.inf
-    return math.sqrt(math.pi / 2) * statistics.stdev(samples) / math.sqrt(len(samples)) / median
+    groups = [samples[k::strata] for k in range(strata)]
+    if strata > 1 and n > strata and all(len(g) >= 2 for g in groups):
+        sd = math.sqrt(sum((len(g) - 1) * statistics.variance(g) for g in groups) / (n - strata))
+    else:
+        sd = statistics.stdev(samples)
+    return math.sqrt(math.pi / 2) * sd / math.sqrt(n) / median
 
 
-def _stats(samples: list[float]) -> TimingStats:
+def _stats(samples: list[float], strata: int = 1) -> TimingStats:
     q1, _, q3 = statistics.quantiles(samples, n=4) if len(samples) >= 2 else (samples[0],) * 3
     return TimingStats(
         median_ms=statistics.median(samples),
         min_ms=min(samples),
         iqr_ms=q3 - q1,
         n=len(samples),
-        stderr_pct=100 * _stderr(samples),
+        stderr_pct=100 * _stderr(samples, strata),
     )

@@ -166,3 +166,17 @@ def test_a_kernel_that_hangs_is_stopped_at_the_query_limit(make_set, sf001: Path
     result = q06(run(make_set(q06=source), sf001, query_timeout_s=8))
     assert result.status == Status.TIMEOUT and "stopped" in result.reason
     assert result.baseline_ms > 0
+
+
+def test_the_best_baseline_times_eager_and_compiled_and_keeps_the_faster(make_set, sf001: Path) -> None:
+    result = q06(run(make_set("triton-q06-core"), sf001, baseline="best"))
+    assert result.status == Status.PASSED, result.reason
+    probe = result.stats["baseline_probe"]
+    assert probe["eager_ms"] > 0 and probe["compiled_ms"] > 0
+    faster = "eager" if probe["eager_ms"] <= probe["compiled_ms"] else "compiled"
+    assert result.stats["baseline_mode"] == faster
+
+
+def test_a_cpu_evaluation_times_the_eager_baseline_and_says_so(make_set, sf001: Path) -> None:
+    report = run(make_set("triton-q06-full"), sf001)
+    assert report.baseline == "eager" and q06(report).stats["baseline_mode"] == "eager"

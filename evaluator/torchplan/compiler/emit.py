@@ -29,12 +29,16 @@ class CoreEmitter(Grouping):
         self.tensors: dict[Col, str] = {}  # full-length column arguments of the core
         self.rebound: set[Col] = set()  # columns gathered to the compacted rows
         self.functions = functions if functions is not None else []  # scalar subqueries' sources
+        self.given: set[str] = set()  # grouped subqueries the caller computed and passes in
 
     # --- naming ------------------------------------------------------------------------------
 
     def var(self, col: Col) -> str:
         if col.table in self.block.derived:  # a grouped subquery's column: computed in the core
-            return f"{col.alias.strip('_')}_{col.name}"
+            name = f"{col.alias.strip('_')}_{col.name}"
+            if col.table in self.given:  # computed by the caller: an argument of this function
+                self.tensors.setdefault(col, name)
+            return name
         name = col.name if col.alias == col.table else f"{col.alias}_{col.name}"
         if col.span is not None:  # SUBSTRING(c_phone FROM 1 FOR 2) -> c_phone_1_2
             name += f"_{col.span[0] + 1}_{col.span[1]}"
@@ -63,6 +67,9 @@ class CoreEmitter(Grouping):
 
     def emit(self) -> list[str]:
         block = self.block
+        for derived in block.derived.values():
+            if derived.alias not in self.given:
+                self._derived(derived)
         self._scalars()
         masked = self._filters()
         outputs = [e for _, e in block.outputs]
@@ -86,8 +93,6 @@ class CoreEmitter(Grouping):
         """Masks of each relation on its own rows; returns the aliases that have one."""
         block = self.block
         masked: set[str] = set()
-        for derived in block.derived.values():
-            self._derived(derived)
         ordered = [block.relations[block.root]] + [block.relations[lk.child] for lk in block.lookups]
         if any(r.filters for r in ordered) or block.semis:
             self.out("# Filters, each on its own table's rows.")
@@ -123,6 +128,9 @@ class CoreEmitter(Grouping):
         """Uncorrelated scalar subqueries: each a function of its own, called once, a 1-element tensor."""
         for var, sub in self.block.scalars.items():
             emitter = CoreEmitter(sub, self.host.host, self.functions)
+            # A grouped subquery this block has too (Q15's view, read by the MAX as well) is passed in,
+            # not recomputed: float sums by atomics differ in their last bits from run to run.
+            emitter.given = {a for a, d in sub.derived.items() if self.block.derived.get(a) == d}
             body = emitter.emit()
             params = signature(list(emitter.tensors.values()), emitter.host.used)
             self.functions.append(
@@ -131,7 +139,8 @@ class CoreEmitter(Grouping):
                 + "\n".join(body)
             )
             for col in emitter.tensors:
-                self.var(col)
+                if col.table not in emitter.given:
+                    self.var(col)
             for arg in emitter.host.used:
                 self.host.use(arg.name)
             args = list(emitter.tensors.values()) + [f"{a.name}={a.name}" for a in emitter.host.used]
@@ -141,7 +150,7 @@ class CoreEmitter(Grouping):
         """A grouped subquery: one row per key, its aggregates by sorting the keys once."""
         source, key = derived.source, self.var(derived.key)
         grouped = f"{source.table} grouped by {derived.source_key.name}"
-        self.out(f"# Subquery {derived.alias}: {grouped}, one row per key (a correlated or IN subquery).")
+        self.out(f"# Subquery {derived.alias}: {grouped}, one row per key (a grouped subquery or view).")
         column = self.var
         if source.filters:
             mask = self.mask(source.alias)

@@ -30,7 +30,8 @@ class Grouping:
         if root in masked:
             self.out(f"{root}_rows = torch.nonzero({self.mask(root)}).squeeze(1)")
         else:
-            first = self.var(self._row_columns()[0] if self._row_columns() else self._any_root_col())
+            cols = sorted(self._row_columns(), key=lambda c: (c.alias, c.name))
+            first = self.var(cols[0] if cols else self._any_root_col())
             self.out(f"{root}_rows = torch.arange({first}.shape[0], device={first}.device)")
         row_cols = self._row_columns()
         post_cols = self._post_columns()

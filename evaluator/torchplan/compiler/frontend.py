@@ -68,25 +68,16 @@ def parse(sql: str, params: dict[str, Any] | None, template: str | None = None) 
 
 def _refuse_before_optimizing(tree: exp.Select) -> None:
     """Shapes the optimizer would rewrite beyond recognition get named while still recognisable."""
-    if tree.args.get("with_"):
-        names = ", ".join(cte.alias for cte in tree.args["with_"].expressions)
-        grouped = any(cte.this.args.get("group") for cte in tree.args["with_"].expressions)
-        scalar = any(
-            isinstance(s.parent, exp.Subquery) and not isinstance(s.parent.parent, exp.From | exp.Join)
-            for s in tree.find_all(exp.Select)
-        )
-        detail = "a grouped view" if grouped else "a view"
-        detail += " also read by a scalar subquery" if scalar else ""
-        raise UnsupportedSQL(f"WITH {names} (common table expressions: {detail}, Q15 shape)")
     for sub in tree.find_all(exp.Select):
-        if sub is tree:
-            continue
+        if sub is tree or isinstance(sub.parent, exp.CTE):
+            continue  # a WITH view is checked where it is used, as a table
         if isinstance(sub.parent, exp.Subquery) and isinstance(sub.parent.parent, exp.From | exp.Join):
             where = "in FROM"
         else:
             clause = sub.find_ancestor(exp.Where, exp.Having)
             where = f"in {clause.key.upper()}" if clause is not None else "in SELECT"
-        correlated = any(_owner(c) not in _local_tables(sub) for c in sub.find_all(exp.Column))
+        # A column no TPC-H table has is a view's (Q15's total_revenue): local to its FROM.
+        correlated = any(_owner(c) not in _local_tables(sub) | {""} for c in sub.find_all(exp.Column))
         if where == "in FROM":
             # sqlglot's merge_subqueries folds a plain SELECT-FROM-WHERE derived table into the outer
             # query (Q7, Q8); one it cannot merge comes back as a CTE and is refused in _base_table.
@@ -186,11 +177,22 @@ def _lower_select(
     on_conditions: list[exp.Expression] = []
     grouped: dict[str, Derived] = {}
     scalars: dict[str, Block] = {}
+    inner_grouped: set[str] = set()  # grouped views joined inner: no NULL row to reject
     derived_columns: dict[str, dict[str, Expr]] = {}
     for source, join in zip(sources, joins, strict=True):
         if not isinstance(source, exp.Table):
             raise UnsupportedSQL("derived table (subquery in FROM)")
         alias = source.alias_or_name
+        body = ctes.get(source.name)
+        if body is not None and is_grouped(body) and (join is None or not (join.side or join.kind)):
+            # A grouped view joined inner (Q15's revenue): a relation with one row per key.
+            name = f"sub{len(grouped)}"
+            derived, relations[name], derived_columns[alias] = lower_grouped(name, body, binding)
+            grouped[alias] = derived
+            inner_grouped.add(alias)
+            if join is not None and join.args.get("on") is not None:
+                on_conditions.extend(_conjuncts(join.args["on"]))
+            continue
         if source.name in ctes and _is_scalar(ctes[source.name]) and join is not None:
             var = f"scalar{len(scalars)}"
             body = ctes[source.name]
@@ -224,7 +226,7 @@ def _lower_select(
     conjuncts = factor_or(on_conditions + (_conjuncts(where.this) if where is not None else []))
     null_tests = [c for c in conjuncts if any(col.table in left_joins for col in c.find_all(exp.Column))]
     conjuncts = [c for c in conjuncts if c not in null_tests]
-    for alias in grouped:
+    for alias in set(grouped) - inner_grouped:
         uses = [
             c
             for c in conjuncts
@@ -309,12 +311,14 @@ def _base_table(source: exp.Table, ctes: dict[str, exp.Select]) -> tuple[str, li
         if source.name not in sql_types():
             raise UnsupportedSQL(f"table {source.name!r} (not a TPC-H table)")
         return source.name, []
+    if body.args.get("from_") is None:
+        raise UnsupportedSQL(f"view or derived table {source.name} without FROM")
     inner = body.args["from_"].this
     if body.args.get("joins") or body.args.get("group") or not isinstance(inner, exp.Table):
-        what = "GROUP BY" if body.args.get("group") else "joins"
+        parts = (("joins", body.args.get("joins")), ("GROUP BY", body.args.get("group")))
+        what = " and ".join(name for name, present in parts if present) or "a derived table"
         raise UnsupportedSQL(
-            f"derived table (subquery in FROM) with {what} that sqlglot cannot merge into the outer "
-            "query (Q13/Q15 shape)"
+            f"derived table (subquery in FROM) with {what} that sqlglot cannot merge into the outer query"
         )
     table, _ = _base_table(inner, ctes)
     where = body.args.get("where")

@@ -41,7 +41,7 @@ def _query_core(
     container: int,
 ) -> tuple[torch.Tensor, ...]:
     """The tensor part of the query: columns and scalars in, result columns out."""
-    # Subquery sub0: lineitem grouped by l_partkey, one row per key (a correlated or IN subquery).
+    # Subquery sub0: lineitem grouped by l_partkey, one row per key (a grouped subquery or view).
     sub0_l_partkey, sub0_l_partkey_ids = ops.group(sub0_lineitem_l_partkey)
     sub0_groups = sub0_l_partkey.numel()
     sub0_agg0 = ops.group_sum(sub0_lineitem_l_quantity, sub0_l_partkey_ids, sub0_groups) / ops.group_count(

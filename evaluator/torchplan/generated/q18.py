@@ -51,7 +51,7 @@ def _query_core(
     quantity: int,
 ) -> tuple[torch.Tensor, ...]:
     """The tensor part of the query: columns and scalars in, result columns out."""
-    # Subquery sub0: lineitem grouped by l_orderkey, one row per key (a correlated or IN subquery).
+    # Subquery sub0: lineitem grouped by l_orderkey, one row per key (a grouped subquery or view).
     sub0_l_orderkey, sub0_l_orderkey_ids = ops.group(sub0_lineitem_l_orderkey)
     sub0_groups = sub0_l_orderkey.numel()
     sub0_agg0 = ops.group_sum(sub0_lineitem_l_quantity, sub0_l_orderkey_ids, sub0_groups)  # SUM per key

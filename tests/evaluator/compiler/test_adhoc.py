@@ -54,6 +54,17 @@ CASES = {
         "GROUP BY l_returnflag ORDER BY l_returnflag",
         ("l_returnflag",),
     ),
+    "a grouped view joined to a table, and a scalar subquery over the view (Q15 shape)": (
+        "WITH t AS (SELECT o_custkey AS k, sum(o_totalprice) AS v FROM orders GROUP BY o_custkey) "
+        "SELECT c_custkey, c_name, v FROM customer, t WHERE c_custkey = k "
+        "AND v > (SELECT avg(v) * 3 FROM t) ORDER BY c_custkey",
+        ("c_custkey",),
+    ),
+    "a grouped derived table as the FROM of a GROUP BY": (
+        "SELECT n, count(*) AS k FROM (SELECT o_custkey, count(*) AS n FROM orders GROUP BY o_custkey) AS t "
+        "GROUP BY n ORDER BY n",
+        ("n",),
+    ),
     "SUBSTRING IN list": (
         "SELECT count(*) AS n FROM supplier WHERE substring(s_phone, 1, 2) IN ('10', '11', '12', '2')",
         (),

@@ -13,8 +13,9 @@ CASES = {
     "correlated scalar subquery on several columns in WHERE (Q20": "SELECT count(*) AS n FROM partsupp "
     "WHERE ps_availqty > (SELECT 0.5 * sum(l_quantity) FROM lineitem "
     "WHERE l_partkey = ps_partkey AND l_suppkey = ps_suppkey)",
-    "derived table (subquery in FROM) with GROUP BY": "SELECT n, count(*) AS k FROM "
-    "(SELECT o_custkey, count(*) AS n FROM orders GROUP BY o_custkey) AS t GROUP BY n",
+    "derived table (subquery in FROM) with joins": "SELECT n, count(*) AS k FROM "
+    "(SELECT o_custkey, count(*) AS n FROM orders, customer WHERE o_custkey = c_custkey "
+    "GROUP BY o_custkey) AS t GROUP BY n",
     "NOT IN (subquery with GROUP BY": "SELECT count(*) AS n FROM partsupp WHERE ps_suppkey NOT IN "
     "(SELECT l_suppkey FROM lineitem GROUP BY l_suppkey HAVING count(*) > 10)",
     "EXISTS correlated with `<>`": "SELECT count(*) AS n FROM lineitem l1 "
@@ -22,7 +23,7 @@ CASES = {
     "WHERE l2.l_orderkey = l1.l_orderkey AND l2.l_suppkey <> l1.l_suppkey)",
     "SUM(DISTINCT ...) other than COUNT": "SELECT sum(DISTINCT ps_suppkey) AS n FROM partsupp",
     "free-text column l_comment": "SELECT count(*) AS n FROM lineitem WHERE l_comment LIKE '%x%'",
-    "WITH t (common table expressions": "WITH t AS (SELECT 1 AS x) SELECT x FROM t",
+    "view or derived table t without FROM": "WITH t AS (SELECT 1 AS x) SELECT x FROM t",
     "correlated scalar subquery in SELECT": "SELECT p_partkey, "
     "(SELECT avg(l_quantity) FROM lineitem WHERE l_partkey = p_partkey) AS a FROM part",
     "many-to-many join": "SELECT sum(ps_supplycost) AS s FROM lineitem, partsupp "

@@ -34,6 +34,14 @@ def lookup(index: torch.Tensor, foreign: torch.Tensor) -> torch.Tensor:
     return torch.where(inside, index[foreign.clamp(0, index.numel() - 1)], -1)
 
 
+def match_count(keys: torch.Tensor, *, of: torch.Tensor) -> torch.Tensor:
+    """Per key, how many entries of `of` equal it, int64: COUNT over a LEFT JOIN on the key (0: none)."""
+    if keys.numel() == 0 or of.numel() == 0:
+        return torch.zeros(keys.shape, dtype=torch.int64, device=keys.device)
+    size = int(torch.maximum(keys.max(), of.max()).item()) + 1
+    return torch.bincount(of, minlength=size)[keys]
+
+
 def lookup_composite(primary: Sequence[torch.Tensor], foreign: Sequence[torch.Tensor]) -> torch.Tensor:
     """`lookup` on a composite key (partsupp's (partkey, suppkey)): the row whose key columns equal each
     foreign row's, or -1. Keys are non-negative; packed exactly into one int64, sorted, binary-searched."""

@@ -117,3 +117,8 @@ def test_lookup_composite_finds_the_row_with_both_key_columns() -> None:
         [partkey, suppkey], [torch.tensor([2, 1, 2, 3]), torch.tensor([30, 20, 20, 10])]
     )
     assert found.tolist() == [3, 1, -1, -1]
+
+
+def test_match_count_counts_matches_per_key_and_zero_for_none() -> None:
+    counts = ops.match_count(torch.tensor([1, 2, 3, 9]), of=torch.tensor([2, 2, 3, 5]))
+    assert counts.tolist() == [0, 2, 1, 0]

@@ -15,7 +15,18 @@ from evaluator.torchplan.compiler.emit_group import Grouping, aggregates_of, ide
 from evaluator.torchplan.compiler.emit_host import HostArgs, HostUse, signature
 from evaluator.torchplan.compiler.errors import UnsupportedSQL
 from evaluator.torchplan.compiler.exprcode import PRECEDENCE, ExprCode
-from evaluator.torchplan.compiler.ir import Agg, Block, Col, Derived, Expr, Relation, columns, has_agg, walk
+from evaluator.torchplan.compiler.ir import (
+    Agg,
+    Block,
+    Col,
+    Derived,
+    Expr,
+    MatchCount,
+    Relation,
+    columns,
+    has_agg,
+    walk,
+)
 from evaluator.torchplan.compiler.schema import Kind
 
 
@@ -30,6 +41,7 @@ class CoreEmitter(Grouping):
         self.rebound: set[Col] = set()  # columns gathered to the compacted rows
         self.functions = functions if functions is not None else []  # scalar subqueries' sources
         self.given: set[str] = set()  # grouped subqueries the caller computed and passes in
+        self.match_keys: dict[MatchCount, str] = {}  # a LEFT JOIN count's filtered inner keys
 
     # --- naming ------------------------------------------------------------------------------
 
@@ -59,7 +71,7 @@ class CoreEmitter(Grouping):
 
     def _expr_prec(self, expr: Expr, column=None, agg=None) -> tuple[str, int]:
         """The code and its operator precedence (to parenthesize it as an operand)."""
-        coder = ExprCode(column or self.var, self.host.name_for, agg)
+        coder = ExprCode(column or self.var, self.host.name_for, agg, self.match_keys.__getitem__)
         code = coder.code_prec(expr)
         return code
 
@@ -93,6 +105,7 @@ class CoreEmitter(Grouping):
         """Masks of each relation on its own rows; returns the aliases that have one."""
         block = self.block
         masked: set[str] = set()
+        self._match_counts()
         ordered = [block.relations[block.root]] + [block.relations[lk.child] for lk in block.lookups]
         if any(r.filters for r in ordered) or block.semis:
             self.out("# Filters, each on its own table's rows.")
@@ -145,6 +158,22 @@ class CoreEmitter(Grouping):
                 self.host.use(arg.name)
             args = list(emitter.tensors.values()) + [f"{a.name}={a.name}" for a in emitter.host.used]
             self.out(f"({var},) = _{var}({', '.join(args)})  # the scalar subquery, computed once")
+
+    def _match_counts(self) -> None:
+        """The inner keys of each LEFT JOIN count, filtered once, before any row of the outer is dropped."""
+        block = self.block
+        exprs = [e for _, e in block.outputs] + block.group_by + block.residual
+        exprs += [f for r in block.relations.values() for f in r.filters] + [e for e, _ in block.order_by]
+        exprs += [block.having] if block.having is not None else []
+        for node in (n for e in exprs for n in walk(e)):
+            if isinstance(node, MatchCount) and node not in self.match_keys:
+                inner = Relation(node.inner_alias, node.inner_table, list(node.inner_filters))
+                self.out(
+                    f"# LEFT JOIN {node.inner_table} ... COUNT: its {node.inner_key.name}s, counted per key."
+                )
+                name = f"{node.inner_alias}_keys"
+                self.out(f"{name} = {self._inner_keys(inner, node.inner_key)}")
+                self.match_keys[node] = name
 
     def _derived(self, derived: Derived) -> None:
         """A grouped subquery: one row per key, its aggregates by sorting the keys once."""

@@ -7,7 +7,19 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from evaluator.torchplan.compiler.ir import Agg, Case, Col, DictPred, Expr, Host, Lit, Op, Scalar, TextPred
+from evaluator.torchplan.compiler.ir import (
+    Agg,
+    Case,
+    Col,
+    DictPred,
+    Expr,
+    Host,
+    Lit,
+    MatchCount,
+    Op,
+    Scalar,
+    TextPred,
+)
 from evaluator.torchplan.compiler.schema import Kind
 
 _SYMBOL = {"=": "==", "<>": "!=", "<": "<", "<=": "<=", ">": ">", ">=": ">=", "and": "&", "or": "|"}
@@ -27,10 +39,12 @@ class ExprCode:
         column: Callable[[Col], str],
         host: Callable[[Expr], str],
         agg: Callable[[Agg], str] | None = None,
+        inner_keys: Callable[[MatchCount], str] | None = None,
     ) -> None:
         self.column = column
         self.host = host  # name of the core argument holding a Host / DictPred table / code
         self.agg = agg
+        self.inner_keys = inner_keys  # the variable holding a MatchCount's filtered inner keys
 
     def code(self, expr: Expr) -> str:
         return self._code(expr)[0]
@@ -48,6 +62,9 @@ class ExprCode:
             return self.host(expr), ATOM
         if isinstance(expr, Scalar):
             return expr.var, ATOM
+        if isinstance(expr, MatchCount):
+            assert self.inner_keys is not None
+            return f"ops.match_count({self.column(expr.key)}, of={self.inner_keys(expr)})", ATOM
         if isinstance(expr, Agg):
             if self.agg is None:
                 raise AssertionError("aggregate outside an aggregation")

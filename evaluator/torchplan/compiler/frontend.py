@@ -20,9 +20,19 @@ from sqlglot.optimizer import optimize
 from evaluator.torchplan.compiler.derived import is_grouped, lower_grouped, null_rejecting
 from evaluator.torchplan.compiler.errors import UnsupportedSQL
 from evaluator.torchplan.compiler.exprs import Lowering
-from evaluator.torchplan.compiler.ir import Block, Derived, Expr, Relation, Scalar
+from evaluator.torchplan.compiler.ir import (
+    Block,
+    Col,
+    Derived,
+    Expr,
+    MatchCount,
+    Op,
+    Relation,
+    Scalar,
+    aliases,
+)
 from evaluator.torchplan.compiler.params import Binding, bind, sentinels
-from evaluator.torchplan.compiler.schema import sql_types, table_of
+from evaluator.torchplan.compiler.schema import PRIMARY_KEYS, sql_types, table_of
 
 
 @dataclass
@@ -193,6 +203,15 @@ def _lower_select(
             if join is not None and join.args.get("on") is not None:
                 on_conditions.extend(_conjuncts(join.args["on"]))
             continue
+        if body is not None and _is_count_view(body) and (join is None or not (join.side or join.kind)):
+            relations[alias], view_conditions, derived_columns[alias] = _count_view(
+                alias, body, ctes, binding
+            )
+            scope[alias] = (alias, relations[alias].table)
+            pending.extend((alias, c) for c in view_conditions)
+            if join is not None and join.args.get("on") is not None:
+                on_conditions.extend(_conjuncts(join.args["on"]))
+            continue
         if source.name in ctes and _is_scalar(ctes[source.name]) and join is not None:
             var = f"scalar{len(scalars)}"
             body = ctes[source.name]
@@ -280,6 +299,62 @@ def _lower_select(
     block = Block(relations, "", [], [], conditions, group_by, outputs, having, order_by, limit, derived)
     block.scalars = scalars
     return Frontend(sql, binding, tree, block, left_joins, null_tests)
+
+
+def _is_count_view(body: exp.Select) -> bool:
+    """`SELECT a.pk, COUNT(b.x) FROM a LEFT JOIN b ON ... GROUP BY a.pk`, Q13's c_orders."""
+    joins = body.args.get("joins") or []
+    group = body.args.get("group")
+    return len(joins) == 1 and joins[0].side == "LEFT" and group is not None and len(group.expressions) == 1
+
+
+def _count_view(
+    alias: str, body: exp.Select, ctes: dict[str, exp.Select], binding: Binding
+) -> tuple[Relation, list[exp.Expression], dict[str, Expr]]:
+    """A LEFT JOIN view grouped by the left table's primary key: one row per left row, and each
+    COUNT(b.x) is the number of matching right rows (`MatchCount`, 0 for none). Returns the left
+    table as the view's relation, the left table's own conditions, and the view's columns."""
+    left, join = body.args["from_"].this, body.args["joins"][0]
+    right = join.this
+    if not isinstance(left, exp.Table) or not isinstance(right, exp.Table):
+        raise UnsupportedSQL("LEFT JOIN of derived tables in a view")
+    left_table, left_conditions = _base_table(left, ctes)
+    right_table, right_conditions = _base_table(right, ctes)
+    inner_alias = f"{alias}_{right_table}"
+    scope = {left.alias_or_name: (alias, left_table), right.alias_or_name: (inner_alias, right_table)}
+    lowering = Lowering(binding, scope, "in a LEFT JOIN view")
+    key = lowering.lower(body.args["group"].expressions[0])
+    if not (isinstance(key, Col) and key.alias == alias and PRIMARY_KEYS.get(left_table) == key.name):
+        raise UnsupportedSQL("LEFT JOIN view not grouped by its left table's primary key")
+    inner = Lowering(binding, {right_table: (inner_alias, right_table)}, "in a LEFT JOIN view")
+    inner_filters = [inner.lower(c) for c in right_conditions]
+    inner_key = None
+    for condition in _conjuncts(join.args["on"]):
+        lowered = lowering.lower(condition)
+        if aliases(lowered) == {inner_alias}:
+            inner_filters.append(lowered)  # ON conditions on the right table only filter what matches
+        elif isinstance(lowered, Op) and lowered.op == "=" and key in lowered.args and inner_key is None:
+            other = lowered.args[1] if lowered.args[0] == key else lowered.args[0]
+            if not (isinstance(other, Col) and other.alias == inner_alias):
+                raise UnsupportedSQL(f"LEFT JOIN view on `{condition.sql()}`")
+            inner_key = other
+        else:
+            raise UnsupportedSQL(f"LEFT JOIN view condition `{condition.sql()}`")
+    if inner_key is None:
+        raise UnsupportedSQL("LEFT JOIN view without an equality on the left table's primary key")
+    count = MatchCount(key, inner_alias, right_table, tuple(inner_filters), inner_key)
+    columns: dict[str, Expr] = {}
+    for projection in body.expressions:
+        node = projection.unalias()
+        if isinstance(node, exp.Count) and isinstance(node.this, exp.Column):
+            if lowering.lower(node.this).alias != inner_alias:  # type: ignore[union-attr]
+                raise UnsupportedSQL("LEFT JOIN view counting a column of its left table")
+            columns[projection.alias_or_name] = count  # a NOT NULL column: counts the matches
+        elif lowering.lower(node) == key:
+            columns[projection.alias_or_name] = key
+        else:
+            raise UnsupportedSQL(f"LEFT JOIN view column `{node.sql()}` (only its key and COUNT(column))")
+    return Relation(alias, left_table), left_conditions, columns
 
 
 def _is_scalar(body: exp.Select) -> bool:

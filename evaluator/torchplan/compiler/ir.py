@@ -62,6 +62,19 @@ class Scalar:
 
 
 @dataclass(frozen=True)
+class MatchCount:
+    """`COUNT(b.x)` of a view `a LEFT JOIN b ON a.pk = b.fk [AND conditions on b] GROUP BY a.pk`, per
+    row of a: how many filtered b rows have `fk` equal to this row's `key` (0 for none, Q13)."""
+
+    key: Col
+    inner_alias: str
+    inner_table: str
+    inner_filters: tuple[Expr, ...]
+    inner_key: Col
+    kind: Kind = Kind.INT
+
+
+@dataclass(frozen=True)
 class Case:
     whens: tuple[tuple[Expr, Expr], ...]
     default: Expr
@@ -99,7 +112,7 @@ class Agg:
     kind: Kind
 
 
-Expr = Col | Lit | Host | Scalar | Op | Case | DictPred | TextPred | Agg
+Expr = Col | Lit | Host | Scalar | MatchCount | Op | Case | DictPred | TextPred | Agg
 
 
 @dataclass
@@ -174,6 +187,8 @@ def walk(expr: Expr):
         children = tuple(x for pair in expr.whens for x in pair) + (expr.default,)
     elif isinstance(expr, DictPred | TextPred):
         children = (expr.column,)
+    elif isinstance(expr, MatchCount):
+        children = (expr.key,)  # the inner filters run on the inner table's rows, not on this row
     elif isinstance(expr, Agg) and expr.arg is not None:
         children = (expr.arg,)
     for child in children:

@@ -65,6 +65,12 @@ CASES = {
         "GROUP BY n ORDER BY n",
         ("n",),
     ),
+    "a LEFT JOIN view counting matches, 0 for none (Q13 shape)": (
+        "SELECT n, count(*) AS k FROM (SELECT s_suppkey, count(ps_partkey) AS n FROM supplier "
+        "LEFT OUTER JOIN partsupp ON s_suppkey = ps_suppkey AND ps_availqty < 100 GROUP BY s_suppkey) AS t "
+        "GROUP BY n ORDER BY n",
+        ("n",),
+    ),
     "SUBSTRING IN list": (
         "SELECT count(*) AS n FROM supplier WHERE substring(s_phone, 1, 2) IN ('10', '11', '12', '2')",
         (),

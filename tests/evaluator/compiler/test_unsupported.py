@@ -29,6 +29,8 @@ CASES = {
     "many-to-many join": "SELECT sum(ps_supplycost) AS s FROM lineitem, partsupp "
     "WHERE l_partkey = ps_partkey",
     "SELECT DISTINCT": "SELECT DISTINCT l_returnflag FROM lineitem",
+    "LEFT JOIN view column `SUM(": "SELECT n, count(*) AS k FROM (SELECT c_custkey, sum(o_totalprice) AS n "
+    "FROM customer LEFT JOIN orders ON c_custkey = o_custkey GROUP BY c_custkey) AS t GROUP BY n",
     "uncorrelated scalar subquery in SELECT": "SELECT count(*) AS n, "
     "(SELECT max(o_totalprice) FROM orders) AS m FROM customer",
     "SUBSTRING `SUBSTRING(": "SELECT count(*) AS n FROM customer WHERE substring(c_phone, 2) = '13'",

@@ -24,6 +24,12 @@ def main(argv: list[str] | None = None) -> int:
     run = commands.add_parser("run", help="evaluate a kernel set and write a JSON report")
     run.add_argument("kernel_set", type=Path, help="folder with manifest.json and qNN.py files")
     run.add_argument("--sf", type=float, default=0.01, help="scale factor (default 0.01)")
+    run.add_argument(
+        "--check-sf",
+        default="auto",
+        help="further scale factors of the correctness trials, e.g. 1 or 1,0.1; none; auto (default): "
+        "SF/10 when SF >= 1, else none",
+    )
     run.add_argument("--data-dir", type=Path, default=Path(DEFAULT_DATA_DIR))
     run.add_argument("--device", default="auto", help="cpu, cuda or auto (cuda when present)")
     run.add_argument("--out", type=Path, help="write the report here (default: stdout)")
@@ -114,7 +120,7 @@ def _run(args: argparse.Namespace) -> int:
 
     import torch
 
-    from evaluator.harness import Options, evaluate
+    from evaluator.harness import Options, check_scale_factors, evaluate
     from evaluator.kernelset import kernel_set_from_dir
     from evaluator.timing import TimingPolicy
     from evaluator.tpch.generate import prepare as prepare_data
@@ -122,9 +128,18 @@ def _run(args: argparse.Namespace) -> int:
 
     device = _resolve_device(args.device)
     kernel_set = kernel_set_from_dir(args.kernel_set)
-    folder = sf_dir(args.data_dir, args.sf) if args.no_prepare else prepare_data(args.data_dir, args.sf)
+    try:
+        checks = check_scale_factors(args.check_sf, args.sf)
+    except ValueError as exc:
+        print(f"error: --check-sf {exc}", file=sys.stderr)
+        return 2
+    folders = [
+        sf_dir(args.data_dir, sf) if args.no_prepare else prepare_data(args.data_dir, sf)
+        for sf in (*checks, args.sf)
+    ]
     options = Options(
-        sf_folder=folder,
+        sf_folder=folders[-1],
+        check_sf_folders=tuple(folders[:-1]),
         device=device,
         baseline=args.baseline,
         trials=args.trials,

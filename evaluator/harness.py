@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import os
 import secrets
+import shutil
 import signal
 import subprocess
 import sys
@@ -21,17 +22,14 @@ from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-
 from evaluator import HARNESS_VERSION, admission
-from evaluator.compare import compare
 from evaluator.errors import EvaluatorError
+from evaluator.judge import Answers, compare_file
 from evaluator.kernelset import KernelSet
 from evaluator.queries import QUERIES, Query
 from evaluator.report import QueryResult, Report, Status
 from evaluator.timing import TimingPolicy
-from evaluator.tpch.load import decode_strings, read_meta
-from evaluator.tpch.reference import reference_answer
+from evaluator.tpch.load import read_meta
 from evaluator.validate import parameter_sets
 
 RUNNER_LOG_CHARS = 2000
@@ -83,9 +81,32 @@ class Options:
     timing: TimingPolicy = field(default_factory=TimingPolicy)
     query_timeout_s: float = 180  # one runner's start-up, build and trials; timing comes on top
     queries: tuple[int, ...] = tuple(sorted(QUERIES))
+    # Further scale factors' folders (smaller ones, say SF1 beside SF10): the correctness trials run
+    # there too, in the same runner, before the main scale factor's trials; timing is at the main one.
+    check_sf_folders: tuple[Path, ...] = ()
 
     def __or__(self, changes: dict[str, Any]) -> Options:
         return replace(self, **changes)
+
+
+def check_scale_factors(spec: str, scale_factor: float) -> tuple[float, ...]:
+    """The scale factors of further correctness trials, from a command line's `--check-sf`.
+
+    `auto`: a tenth of the main one when it is at least 1 (SF1 beside SF10), none below (CPU runs at
+    SF0.01 stay quick); `none`; or a comma-separated list, e.g. `1,0.1`.
+    """
+    spec = spec.strip().lower()
+    if spec == "auto":
+        return (scale_factor / 10,) if scale_factor >= 1 else ()
+    if spec in ("none", ""):
+        return ()
+    try:
+        values = tuple(float(part) for part in spec.split(",") if part.strip())
+    except ValueError:
+        raise ValueError(f"{spec!r}: give auto, none or scale factors such as 1,0.1") from None
+    if any(v <= 0 for v in values):
+        raise ValueError(f"{spec!r}: scale factors are positive")
+    return values
 
 
 def evaluate(
@@ -111,7 +132,8 @@ def evaluate(
     report = Report(
         harness_version=HARNESS_VERSION,
         hardware=hardware,
-        scale_factor=float(read_meta(options.sf_folder)["scale_factor"]),
+        scale_factor=_scale_factor(options.sf_folder),
+        check_scale_factors=[_scale_factor(f) for f in options.check_sf_folders],
         language=manifest.language,
         scope=manifest.scope,
         baseline=baseline_mode,
@@ -145,18 +167,24 @@ def _evaluate_query(
     else:
         run_kernel = True
     params = parameter_sets(query, options.trials - 1, seed)
-    with tempfile.TemporaryDirectory(prefix=f"dkb-{query.slug}-") as scratch:
-        out = Path(scratch)
-        response, problem = _run(query, kernel_path if run_kernel else None, scope, options, baseline_mode,
-                                 params, out, launch)  # fmt: skip
-        if problem and run_kernel:
-            # The kernel took its runner down: judge it, then time the baseline alone.
-            result.status, result.reason = problem
-            response, problem = _run(query, None, scope, options, baseline_mode, params, out, launch)
-        if problem:
-            raise EvaluatorError(f"Q{query.number}: the baseline's runner failed: {problem[1]}")
-        if run_kernel and result.status == Status.MISSING:
-            _judge(result, query, options, params, response, out)
+    # The same parameter sets at every scale factor; DuckDB answers them while the runner works.
+    answers = Answers(query, _folders(options), params) if run_kernel else None
+    try:
+        with tempfile.TemporaryDirectory(prefix=f"dkb-{query.slug}-") as scratch:
+            out = Path(scratch)
+            response, problem = _run(query, kernel_path if run_kernel else None, scope, options,
+                                     baseline_mode, params, out, launch)  # fmt: skip
+            if problem and run_kernel:
+                # The kernel took its runner down: judge it, then time the baseline alone.
+                result.status, result.reason = problem
+                response, problem = _run(query, None, scope, options, baseline_mode, params, out, launch)
+            if problem:
+                raise EvaluatorError(f"Q{query.number}: the baseline's runner failed: {problem[1]}")
+            if answers and result.status == Status.MISSING:
+                _judge(result, query, options, params, response, out, answers)
+    finally:
+        if answers:
+            answers.close()
     timing = response.get("timing") or {}
     result.stats = dict(timing)
     result.baseline_ms = timing["baseline"]["median_ms"]
@@ -181,21 +209,22 @@ def _run(
 ) -> tuple[dict[str, Any], tuple[str, str] | None]:
     """Start one runner; returns (its response, None) or ({}, (status, reason)) when it failed."""
     for stale in out.iterdir():
-        stale.unlink()
+        shutil.rmtree(stale) if stale.is_dir() and not stale.is_symlink() else stale.unlink()
     request = {
         "query": query.number, "sf_folder": str(options.sf_folder), "device": options.device,
         "kernel_path": str(kernel_path) if kernel_path else None, "scope": scope,
         "baseline": baseline_mode, "param_sets": params, "out": str(out),
-        "timing": asdict(options.timing),
+        "timing": asdict(options.timing), "checks": [str(f) for f in options.check_sf_folders],
     }  # fmt: skip
     (out / "request.json").write_text(json.dumps(request))
-    readable = [Path(options.sf_folder)] + ([kernel_path.parent] if kernel_path else [])
+    folders = _folders(options)
+    readable = folders + ([kernel_path.parent] if kernel_path else [])
     # Start-up, build and trials get query_timeout_s; the timed reps get four times their budget on top
     # (warm-up and the last rep may outlast the budget itself).
     limit = options.query_timeout_s + options.timing.max_time_s * 4
     outcome = launch(Launch(
         argv=[sys.executable, "-m", "evaluator.runner", str(out / "request.json")],
-        readable=readable, writable=[out], hidden=[Path(options.sf_folder) / "tpch.duckdb"],
+        readable=readable, writable=[out], hidden=[f / "tpch.duckdb" for f in folders],
         env={"TRITON_INTERPRET": "1"} if options.device == "cpu" else {}, timeout_s=limit,
     ))  # fmt: skip
     response_path = out / "response.json"
@@ -259,38 +288,40 @@ def _judge(
     params: list[dict[str, Any]],
     response: dict[str, Any],
     out: Path,
+    answers: Answers,
 ) -> None:
     """Compare what the runner wrote with DuckDB's answers; set the status and reason."""
     if response.get("build_error"):
         result.status, result.reason = Status.BUILD_ERROR, response["build_error"]
         return
+    folders = _folders(options)
+    # Trials in the order the runner runs them: each scale factor in turn, every parameter set.
+    expected = [(phase, index) for phase in range(len(folders)) for index in range(len(params))]
     trials = response.get("trials", [])
-    for index, (trial, trial_params) in enumerate(zip(trials, params, strict=False), start=1):
-        result.trials = index
+    for count, (trial, (phase, index)) in enumerate(zip(trials, expected, strict=False), start=1):
+        result.trials = count
+        where = f"trial {index + 1} at SF{_scale_factor(folders[phase]):g} {params[index]}"
         if not trial.get("ok"):
             result.status = error_status(str(trial.get("error")))
-            result.reason = f"trial {index} {trial_params}: {trial.get('error')}"
+            result.reason = f"{where}: {trial.get('error')}"
             return
         if trial.get("inputs_changed"):
-            result.status, result.reason = (
-                Status.WRONG_ANSWER,
-                f"trial {index}: the kernel modified its input tensors",
-            )
+            result.status = Status.WRONG_ANSWER
+            result.reason = f"{where}: the kernel modified its input tensors"
             return
-        expected = reference_answer(options.sf_folder, query, trial_params)
-        if index == 1:
-            default_answer = expected  # the timed calls use the defaults: reused below, not recomputed
-        problem = _compare_file(query, options, out / f"trial{index}.npz", expected)
+        path = out / f"trial-{phase}-{index + 1}.npz"
+        problem = compare_file(query, folders[phase], path, answers.get(phase, index))
         if problem:
-            result.status, result.reason = Status.WRONG_ANSWER, f"trial {index} {trial_params}: {problem}"
+            result.status, result.reason = Status.WRONG_ANSWER, f"{where}: {problem}"
             return
-    if len(trials) < len(params):
+    if len(trials) < len(expected):
         result.status, result.reason = Status.RUNTIME_ERROR, "the runner stopped before every trial ran"
         return
     if response.get("timing_error"):
         result.status, result.reason = Status.RUNTIME_ERROR, f"while being timed: {response['timing_error']}"
         return
-    problem = _compare_file(query, options, out / "timed.npz", default_answer)
+    main = len(folders) - 1
+    problem = compare_file(query, folders[main], out / "timed.npz", answers.get(main, 0))
     if problem:
         result.status = Status.WRONG_ANSWER
         result.reason = f"the result returned while being timed is wrong: {problem}"
@@ -298,18 +329,13 @@ def _judge(
     result.status = Status.PASSED
 
 
-def _compare_file(query: Query, options: Options, path: Path, expected: dict[str, np.ndarray]) -> str | None:
-    if not path.exists():
-        return "no result was written"
-    try:
-        with np.load(path, allow_pickle=False) as data:  # untrusted file: never unpickle
-            actual = {name: data[name] for name in data.files}
-        for name, (table, column) in query.strings.items():
-            if name in actual:
-                actual[name] = decode_strings(options.sf_folder, table, column, actual[name])
-    except (ValueError, TypeError, OSError, IndexError) as exc:
-        return f"the result cannot be read: {exc}"
-    return compare(actual, expected, query.order_by)
+def _folders(options: Options) -> list[Path]:
+    """Every scale factor's folder, in the order the runner visits them: the main one last."""
+    return [Path(f) for f in options.check_sf_folders] + [Path(options.sf_folder)]
+
+
+def _scale_factor(sf_folder: Path) -> float:
+    return float(read_meta(sf_folder)["scale_factor"])
 
 
 def _roofline(result: QueryResult, nbytes: int, peak_gbs: float | None) -> None:

@@ -6,7 +6,7 @@ import math
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 
 
 class Status:
@@ -60,13 +60,14 @@ class QueryResult:
 class Report:
     harness_version: str
     hardware: dict[str, Any]
-    scale_factor: float
+    scale_factor: float  # the main one: correctness trials and timing
     language: str
     scope: str
     baseline: str  # "compiled", "eager" or "best" (then each query's stats say which one was timed)
     sandbox: dict[str, Any]
     queries: list[QueryResult]
     manifest: dict[str, Any] = field(default_factory=dict)
+    check_scale_factors: list[float] = field(default_factory=list)  # further SFs of correctness trials
     wall_s: float = 0.0
     schema_version: int = SCHEMA_VERSION
     overall_speedup: float | None = None

@@ -49,9 +49,6 @@ def _run(request: dict[str, Any], out: Path, response: dict[str, Any]) -> None:
 
     device = torch.device(device_name)
     query = get_query(request["query"])
-    tables = load_tables(Path(request["sf_folder"]), query.columns(), device)
-    response["nbytes"] = tables.nbytes()
-    response["hardware"] = hardware.describe(device)
     kernel = None
     if request["kernel_path"]:
         path = Path(request["kernel_path"])
@@ -59,18 +56,22 @@ def _run(request: dict[str, Any], out: Path, response: dict[str, Any]) -> None:
             kernel = load_kernel(query, path, request["scope"])
         except KernelBuildError as exc:
             response["build_error"] = str(exc)
-    if kernel is not None:
-        for index, params in enumerate(request["param_sets"], start=1):
-            fresh = tables.clone()
-            try:
-                arrays = to_numpy(kernel(fresh, **params))
-            except Exception as exc:
-                response["trials"].append({"ok": False, "error": short_error(exc, path.name)})
-                kernel = None  # a failing kernel is not timed
-                break
-            np.savez(out / f"trial{index}.npz", **arrays)
-            changed = not all(torch.equal(fresh[t][c], tables[t][c]) for t in tables for c in tables[t])
-            response["trials"].append({"ok": True, "inputs_changed": changed})
+    # The check scale factors' trials first, each scale factor's tables freed before the next is
+    # loaded; the main scale factor last: its tables stay for the timing.
+    folders = [*request.get("checks", []), request["sf_folder"]]
+    for phase, folder in enumerate(folders):
+        main = phase == len(folders) - 1
+        if kernel is None and not main:
+            continue
+        tables = load_tables(Path(folder), query.columns(), device)
+        if kernel is not None:
+            kernel = _trials(kernel, tables, request["param_sets"], out, phase, path.name, response)
+        if not main:
+            del tables
+            if device.type == "cuda":
+                torch.cuda.empty_cache()
+    response["nbytes"] = tables.nbytes()
+    response["hardware"] = hardware.describe(device)
     defaults = dict(query.defaults)
     timed: dict[str, Any] = {}
 
@@ -98,6 +99,35 @@ def _run(request: dict[str, Any], out: Path, response: dict[str, Any]) -> None:
             np.savez(out / "timed.npz", **to_numpy(timed["result"]))
         except Exception as exc:
             response["timing_error"] = f"the result returned while being timed is not valid: {exc}"
+
+
+def _trials(
+    kernel: Callable[..., Any],
+    tables: Any,
+    param_sets: list[dict[str, Any]],
+    out: Path,
+    phase: int,
+    filename: str,
+    response: dict[str, Any],
+) -> Callable[..., Any] | None:
+    """Run the kernel once per parameter set on fresh clones; None once it failed (it is not timed)."""
+    import numpy as np
+    import torch
+
+    from evaluator.compare import to_numpy
+    from evaluator.kernel_loader import short_error
+
+    for index, params in enumerate(param_sets, start=1):
+        fresh = tables.clone()
+        try:
+            arrays = to_numpy(kernel(fresh, **params))
+        except Exception as exc:
+            response["trials"].append({"phase": phase, "ok": False, "error": short_error(exc, filename)})
+            return None
+        np.savez(out / f"trial-{phase}-{index}.npz", **arrays)
+        changed = not all(torch.equal(fresh[t][c], tables[t][c]) for t in tables for c in tables[t])
+        response["trials"].append({"phase": phase, "ok": True, "inputs_changed": changed})
+    return kernel
 
 
 def _choose_baseline(

@@ -9,6 +9,7 @@ from pathlib import Path
 from django.conf import settings
 
 import sandbox
+from evaluator.harness import check_scale_factors
 from leaderboard import services
 from leaderboard.models import EvaluationRun
 
@@ -45,6 +46,9 @@ def evaluation_execute(run_id: int) -> str:
                     device=hardware.device,
                     timeout_s=job_timeout,
                     queries=tuple(sorted(kernel_set.kernels)) if feedback else (),
+                    check_scale_factors=check_scale_factors(
+                        settings.DKB_CHECK_SCALE_FACTORS, hardware.scale_factor
+                    ),
                 ),
                 backend=backend,
             )

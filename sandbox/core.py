@@ -62,6 +62,7 @@ class Job:
     max_time_per_query_s: float | None = None  # None: the protocol's default for the device
     trials: int = 5
     queries: tuple[int, ...] = ()  # empty: every benchmark query
+    check_scale_factors: tuple[float, ...] = ()  # further (smaller) SFs for the correctness trials
 
 
 def evaluate(job: Job, *, backend: str = "bubblewrap", limits: Limits | None = None) -> dict[str, Any]:
@@ -83,6 +84,7 @@ def evaluate(job: Job, *, backend: str = "bubblewrap", limits: Limits | None = N
         query_timeout_s=job.query_timeout_s,
         timing=TimingPolicy.for_device(job.device, job.max_time_per_query_s),
         queries=job.queries or tuple(sorted(QUERIES)),
+        check_sf_folders=tuple(prepare(job.data_dir, sf, progress=False) for sf in job.check_scale_factors),
     )
     kernel_dir = Path(job.kernel_dir).resolve()
     try:

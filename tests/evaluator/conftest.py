@@ -25,6 +25,12 @@ def sf001(tpch_data: Path) -> Path:
     return prepare(tpch_data, 0.01, progress=False)
 
 
+@pytest.fixture(scope="session")
+def sf0005(tpch_data: Path) -> Path:
+    """A second, smaller scale factor for the correctness trials (half a second to generate)."""
+    return prepare(tpch_data, 0.005, progress=False)
+
+
 @pytest.fixture
 def make_set(tmp_path: Path) -> Callable[..., Path]:
     """A kernel-set folder: an example's files, with q06.py rewritten or replaced when asked."""

@@ -40,7 +40,7 @@ def test_the_example_sets_pass_with_timings(example: str, make_set: Callable[...
     assert result.speedup == pytest.approx(result.baseline_ms / result.kernel_ms)
     assert result.stats["kernel"]["n"] >= 3
     assert report.pass_rate == 1.0 and report.baseline == "eager" and report.hardware["device"] == "cpu"
-    assert report.to_dict()["schema_version"] == 1
+    assert report.to_dict()["schema_version"] == 2
 
 
 def test_a_float32_literal_in_a_triton_kernel_is_a_wrong_answer(make_set, sf001: Path) -> None:
@@ -180,3 +180,55 @@ def test_the_best_baseline_times_eager_and_compiled_and_keeps_the_faster(make_se
 def test_a_cpu_evaluation_times_the_eager_baseline_and_says_so(make_set, sf001: Path) -> None:
     report = run(make_set("triton-q06-full"), sf001)
     assert report.baseline == "eager" and q06(report).stats["baseline_mode"] == "eager"
+
+
+def test_trials_run_at_the_check_scale_factor_too_and_the_report_names_both(
+    make_set, sf001: Path, sf0005: Path
+) -> None:
+    report = run(make_set("triton-q06-full"), sf001, check_sf_folders=(sf0005,))
+    result = q06(report)
+    assert result.status == Status.PASSED, result.reason
+    assert result.trials == 10  # 5 parameter sets at each scale factor
+    assert report.scale_factor == 0.01 and report.check_scale_factors == [0.005]
+    assert report.to_dict()["check_scale_factors"] == [0.005]
+
+
+def test_a_kernel_wrong_only_at_the_check_scale_factor_fails_there(
+    make_set, sf001: Path, sf0005: Path
+) -> None:
+    source = (
+        "import torch\n"
+        "from evaluator.torchplan.plans.q06 import run_query as plan\n\n"
+        "def run_query(tables, **params):\n"
+        "    out = plan(tables, **params)\n"
+        "    if tables['lineitem'].rows < 40000:  # right at SF0.01 (60k rows), wrong below\n"
+        "        out['revenue'] = out['revenue'] * 1.001\n"
+        "    return out\n"
+    )
+    result = q06(run(make_set(q06=source), sf001, check_sf_folders=(sf0005,)))
+    assert result.status == Status.WRONG_ANSWER
+    assert result.reason.startswith("trial 1 at SF0.005 ") and "column 'revenue' differs" in result.reason
+
+
+@pytest.mark.parametrize(
+    ("spec", "sf", "expected"),
+    [
+        ("auto", 10, (1.0,)),
+        ("auto", 1, (0.1,)),
+        ("auto", 0.01, ()),
+        ("none", 10, ()),
+        ("1,0.1", 10, (1.0, 0.1)),
+    ],
+)
+def test_check_scale_factors_are_a_tenth_of_a_large_main_one_unless_named(spec, sf, expected) -> None:
+    from evaluator.harness import check_scale_factors
+
+    assert check_scale_factors(spec, sf) == expected
+
+
+@pytest.mark.parametrize("spec", ["ten", "1,-1", "0"])
+def test_check_scale_factors_refuse_what_is_not_a_positive_number(spec: str) -> None:
+    from evaluator.harness import check_scale_factors
+
+    with pytest.raises(ValueError, match="scale factors"):
+        check_scale_factors(spec, 10)

@@ -42,6 +42,14 @@ def test_a_queued_run_is_evaluated_with_its_kernels_and_recorded(submit, sandbox
     assert call["job"].data_dir == settings.DKB_DATA_DIR
     assert call["backend"] == "bubblewrap"
     assert call["job"].queries == ()  # a ranked run times every query's baseline
+    assert call["job"].check_scale_factors == ()  # "auto" adds none below SF1: CPU runs stay quick
+
+
+def test_the_check_scale_factors_setting_reaches_the_sandbox(submit, sandbox_jobs, settings) -> None:
+    settings.DKB_CHECK_SCALE_FACTORS = "0.005"
+    evaluation_execute(submit().runs.get().pk)
+    [call] = sandbox_jobs
+    assert call["job"].check_scale_factors == (0.005,)
 
 
 def test_a_feedback_run_evaluates_only_the_sets_own_queries(

@@ -1,0 +1,70 @@
+"""The trusted side's reading of what a runner wrote: expected answers and result files.
+
+Used by evaluator/harness.py; never imports a kernel. Every file read here was written by untrusted
+code, so it is loaded as plain arrays (never unpickled) and any failure to read it is the kernel's.
+"""
+
+from __future__ import annotations
+
+from concurrent.futures import Future, ThreadPoolExecutor
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from evaluator.compare import compare
+from evaluator.queries import Query
+from evaluator.tpch.load import decode_strings
+from evaluator.tpch.reference import reference_answer
+
+
+class Answers:
+    """DuckDB's expected answers for every (scale factor, parameter set), computed in a background
+    thread from the moment the runner starts, so that they are ready when its results are.
+
+    `phase` indexes the scale factors' folders, `index` the parameter sets (0 = the spec's defaults).
+    """
+
+    def __init__(self, query: Query, folders: list[Path], params: list[dict[str, Any]]) -> None:
+        self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="dkb-answers")
+        self._futures: dict[tuple[int, int], Future[dict[str, np.ndarray]]] = {
+            (phase, index): self._pool.submit(reference_answer, folder, query, p)
+            for phase, folder in enumerate(folders)
+            for index, p in enumerate(params)
+        }
+
+    def get(self, phase: int, index: int) -> dict[str, np.ndarray]:
+        return self._futures[(phase, index)].result()
+
+    def close(self) -> None:
+        self._pool.shutdown(wait=True, cancel_futures=True)
+
+
+def read_result(path: Path, prefix: str = "") -> dict[str, np.ndarray]:
+    """The arrays of one result in an `.npz` the runner wrote (keys `prefix + column`)."""
+    with np.load(path, allow_pickle=False) as data:  # untrusted file: never unpickle
+        return {name[len(prefix) :]: data[name] for name in data.files if name.startswith(prefix)}
+
+
+def compare_result(
+    query: Query, sf_folder: Path, actual: dict[str, np.ndarray], expected: dict[str, np.ndarray]
+) -> str | None:
+    """The first difference between a result (string columns still as positions) and the answer."""
+    try:
+        actual = dict(actual)
+        for name, (table, column) in query.strings.items():
+            if name in actual:
+                actual[name] = decode_strings(sf_folder, table, column, actual[name])
+    except Exception as exc:  # whatever an untrusted file does to the decoder is the kernel's fault
+        return f"the result cannot be read: {exc}"
+    return compare(actual, expected, query.order_by)
+
+
+def compare_file(query: Query, sf_folder: Path, path: Path, expected: dict[str, np.ndarray]) -> str | None:
+    if not path.exists():
+        return "no result was written"
+    try:
+        actual = read_result(path)
+    except Exception as exc:  # a truncated or forged archive: the kernel's fault
+        return f"the result cannot be read: {exc}"
+    return compare_result(query, sf_folder, actual, expected)

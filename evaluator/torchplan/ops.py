@@ -257,18 +257,17 @@ def text_contains_in_order(text: torch.Tensor, first: str, then: str) -> torch.T
     return (start >= 0) & (end >= start + len(first.encode()))
 
 
-def text_order_keys(text: torch.Tensor) -> list[tuple[torch.Tensor, bool]]:
+def text_order_keys(text: torch.Tensor, *, descending: bool = False) -> list[tuple[torch.Tensor, bool]]:
     """ORDER BY a free-text column (byte order, as DuckDB's default collation): `ops.order` keys.
 
     Seven bytes per int64 word, big-endian, so each word is non-negative and words compare as the bytes
-    do; zero padding sorts before any character, so a prefix sorts first. Ascending; flip the bools for
-    DESC.
+    do; zero padding sorts before any character, so a prefix sorts first.
     """
     rows, width = text.shape
     padded = torch.nn.functional.pad(text, (0, -width % 7)).view(rows, (width + 6) // 7, 7).long()
     weights = 256 ** torch.arange(6, -1, -1, dtype=torch.int64, device=text.device)
     words = (padded * weights).sum(dim=2)
-    return [(words[:, i], False) for i in range(words.shape[1])]
+    return [(words[:, i], descending) for i in range(words.shape[1])]
 
 
 def _bytes(value: str, like: torch.Tensor) -> torch.Tensor:

@@ -159,6 +159,25 @@ class CoreEmitter(Grouping):
             args = list(emitter.tensors.values()) + [f"{a.name}={a.name}" for a in emitter.host.used]
             self.out(f"({var},) = _{var}({', '.join(args)})  # the scalar subquery, computed once")
 
+    def _derived_block(self, derived: Derived, block: Block) -> None:
+        """A grouped subquery over a join: a function of its own returning one row per key (Q2)."""
+        emitter = CoreEmitter(block, self.host.host, self.functions)
+        body = emitter.emit()
+        params = signature(list(emitter.tensors.values()), emitter.host.used)
+        self.functions.append(
+            f"def _{derived.alias}(\n{params}\n) -> tuple[torch.Tensor, ...]:\n"
+            f'    """A grouped subquery over a join: one row per {derived.source_key.name}."""\n'
+            + "\n".join(body)
+        )
+        for col in emitter.tensors:
+            self.var(col)
+        for arg in emitter.host.used:
+            self.host.use(arg.name)
+        outputs = [self.var(Col(derived.alias, derived.alias, n, e.kind)) for n, e in block.outputs]
+        args = list(emitter.tensors.values()) + [f"{a.name}={a.name}" for a in emitter.host.used]
+        self.out(f"# Subquery {derived.alias}: grouped by {derived.source_key.name}, one row per key.")
+        self.out(f"({', '.join(outputs)},) = _{derived.alias}({', '.join(args)})")
+
     def _match_counts(self) -> None:
         """The inner keys of each LEFT JOIN count, filtered once, before any row of the outer is dropped."""
         block = self.block
@@ -177,6 +196,9 @@ class CoreEmitter(Grouping):
 
     def _derived(self, derived: Derived) -> None:
         """A grouped subquery: one row per key, its aggregates by sorting the keys once."""
+        if derived.block is not None:
+            self._derived_block(derived, derived.block)
+            return
         source, key = derived.source, self.var(derived.key)
         grouped = f"{source.table} grouped by {derived.source_key.name}"
         self.out(f"# Subquery {derived.alias}: {grouped}, one row per key (a grouped subquery or view).")

@@ -122,6 +122,8 @@ class Grouping:
         parts, widths = [], []
         for i, key in enumerate(keys):
             code = self.expr(key, column=row)
+            if key.kind is Kind.BYTES:
+                raise UnsupportedSQL(f"GROUP BY SUBSTRING {self.expr(key, column=row)} (CAST it to a number)")
             if key.kind is Kind.TEXT:
                 raise UnsupportedSQL(
                     f"GROUP BY free text {self.expr(key, column=row)} without its table's key"
@@ -227,10 +229,22 @@ class Grouping:
 
     def _finish_outputs(self: CoreEmitter, env: Env, names: dict[Agg, str]) -> list[str]:
         block = self.block
+        texts: dict[Expr, str] = {}
+        for i, (expr, _) in enumerate(block.order_by):
+            if expr.kind in (Kind.TEXT, Kind.BYTES) and expr not in texts:
+                if not isinstance(expr, Col):
+                    raise UnsupportedSQL("ORDER BY a free-text expression")
+                # The bytes, gathered before a result column of the same name replaces the column.
+                code = self.expr(expr, column=env)
+                code = f"{self.var(expr)}[{code}]" if expr.kind is Kind.TEXT else code
+                self.out(f"sort_text{i} = {code}  # ORDER BY text")
+                texts[expr] = f"sort_text{i}"
         self.out("# The result columns.")
         result: list[str] = []
-        by_expr: dict[Expr, str] = {}
+        by_expr: dict[Expr, str] = dict(texts)
         for name, expr in block.outputs:
+            if expr.kind is Kind.BYTES:
+                raise UnsupportedSQL(f"SUBSTRING as the result column {name}")
             var = identifier(name)
             code = self.expr(expr, column=env, agg=names.get)
             if expr.kind is Kind.DICT:
@@ -238,11 +252,10 @@ class Grouping:
             if code != var:
                 self.out(f"{var} = {code}")
             result.append(var)
-            by_expr.setdefault(expr, var)
+            if expr not in texts:
+                by_expr.setdefault(expr, var)
         keys = []
         for i, (expr, descending) in enumerate(block.order_by):
-            if expr.kind is Kind.TEXT:
-                raise UnsupportedSQL("ORDER BY on a free-text column (Q2 shape)")
             if expr not in by_expr:
                 by_expr[expr] = f"sort_key{i}"
                 self.out(f"sort_key{i} = {self.expr(expr, column=env, agg=names.get)}")
@@ -253,7 +266,10 @@ class Grouping:
             for var in carried:
                 self.out(f"{var} = {var}[keep]")
         if keys:
-            listed = ", ".join(f"({k}, {d})" for k, d in keys)
+            listed = ", ".join(
+                f"*ops.text_order_keys({k}, descending={d})" if k in texts.values() else f"({k}, {d})"
+                for k, d in keys
+            )
             limit = f", limit={block.limit}" if block.limit is not None else ""
             self.out(f"order = ops.order([{listed}]{limit})")
             for var in dict.fromkeys(result):

@@ -99,11 +99,9 @@ def _refuse_before_optimizing(tree: exp.Select) -> None:
                 continue  # sqlglot joins it as a one-row CTE: a block of its own (_scalar_subquery)
             if where != "in WHERE":
                 raise UnsupportedSQL(f"correlated scalar subquery {where}")
-            if sub.args.get("joins"):
-                raise UnsupportedSQL(f"correlated scalar subquery over a join {where} (Q2 shape)")
             if _correlations(sub) != 1:
                 raise UnsupportedSQL(f"correlated scalar subquery on several columns {where} (Q20 shape)")
-            continue  # one table, one equality: sqlglot makes it a grouped LEFT JOIN (derived.py, Q17)
+            continue  # one equality: sqlglot makes it a grouped LEFT JOIN (derived.py, Q17; over a join, Q2)
         if correlated and any(isinstance(n, exp.AggFunc) for n in sub.find_all(exp.AggFunc)):
             raise UnsupportedSQL(f"correlated aggregate subquery {where} (Q2/Q17/Q20 shape)")
         if correlated and any(isinstance(n, exp.NEQ) for n in sub.find_all(exp.NEQ)):
@@ -223,19 +221,23 @@ def _lower_select(
             body = ctes.get(source.name)
             if body is None:
                 raise UnsupportedSQL("LEFT OUTER JOIN (only unnested EXISTS/IN subqueries)")
-            if is_grouped(body):
+            if is_grouped(body) or _is_grouped_join(body):
                 name = f"sub{len(grouped)}"  # sqlglot's `_u_0` reads worse in the emitted code
-                derived, relations[name], derived_columns[alias] = lower_grouped(name, body, binding)
+                derived, relations[name], derived_columns[alias] = (
+                    lower_grouped(name, body, binding)
+                    if is_grouped(body)
+                    else _grouped_join(sql, binding, body, ctes, name)
+                )
                 grouped[alias] = derived
                 on_conditions.extend(_conjuncts(join.args["on"]))
                 continue
             left_joins[alias] = (body, join.args.get("on"))
             continue
-        if join is not None and (join.side or join.kind) and join.kind != "INNER":
+        if join is not None and (join.side or join.kind) and join.kind not in ("INNER", "CROSS"):
             raise UnsupportedSQL(f"{(join.side or join.kind)} JOIN")
-        if join is not None and join.args.get("on") is None:
-            raise UnsupportedSQL("CROSS JOIN (a scalar subquery, Q11/Q22 shape, or a missing join condition)")
-        if join is not None:
+        if join is not None and join.args.get("on") is not None:
+            # A CROSS JOIN (sqlglot's join order puts one in Q2) is joined by WHERE's conditions, or
+            # refused by the join tree as unreachable.
             on_conditions.extend(_conjuncts(join.args["on"]))
         table, conditions = _base_table(source, ctes)
         scope[alias] = (alias, table)
@@ -355,6 +357,36 @@ def _count_view(
         else:
             raise UnsupportedSQL(f"LEFT JOIN view column `{node.sql()}` (only its key and COUNT(column))")
     return Relation(alias, left_table), left_conditions, columns
+
+
+def _is_grouped_join(body: exp.Select) -> bool:
+    """A subquery over a join, grouped by one key (Q2's correlated MIN, unnested by sqlglot)."""
+    group = body.args.get("group")
+    return bool(body.args.get("joins")) and group is not None and len(group.expressions) == 1
+
+
+def _grouped_join(
+    sql: str, binding: Binding, body: exp.Select, ctes: dict[str, exp.Select], alias: str
+) -> tuple[Derived, Relation, dict[str, Expr]]:
+    """The subquery as a block of its own (one row per key): a relation whose primary key is its key."""
+    from evaluator.torchplan.compiler.rewrites import rewrite  # rewrites imports this module
+
+    block = rewrite(_lower_select(sql, binding, body, [p.alias_or_name for p in body.expressions], ctes))
+    key = block.group_by[0]
+    if not isinstance(key, Col):
+        raise UnsupportedSQL("subquery grouped by an expression")
+    columns: dict[str, Expr] = {}
+    outputs = []
+    for name, expr in block.outputs:
+        # sqlglot's `_u_1` and `_col_0` become the key's name and agg0, agg1, ...
+        column = key.name if expr == key else f"agg{sum(e != key for _, e in outputs)}"
+        outputs.append((column, expr))
+        columns[name] = Col(alias, alias, column, expr.kind)
+    block.outputs = outputs
+    derived_key = Col(alias, alias, key.name, key.kind)
+    if derived_key not in columns.values():
+        raise UnsupportedSQL("grouped subquery that does not return its key")
+    return Derived(alias, None, key, derived_key, [], block), Relation(alias, alias), columns
 
 
 def _is_scalar(body: exp.Select) -> bool:

@@ -154,10 +154,12 @@ class Derived:
     """
 
     alias: str
-    source: Relation  # the base table with the subquery's WHERE as filters
+    source: Relation | None  # the base table with the subquery's WHERE as filters (None: `block`)
     source_key: Col  # the GROUP BY column on the base table
     key: Col  # the same key as a column of the derived relation
     aggs: list[tuple[str, Agg]]
+    # a subquery over a join (Q2) is a block of its own, grouped by the key; its outputs are the columns
+    block: Block | None = None
 
 
 @dataclass

@@ -71,6 +71,19 @@ CASES = {
         "GROUP BY n ORDER BY n",
         ("n",),
     ),
+    "a correlated MIN over a join, ORDER BY free text both ways (Q2 shape)": (
+        "SELECT p_partkey, s_name, ps_supplycost FROM part, partsupp, supplier "
+        "WHERE p_partkey = ps_partkey AND s_suppkey = ps_suppkey AND p_size < 10 "
+        "AND ps_supplycost = (SELECT min(ps_supplycost) FROM partsupp, supplier "
+        "WHERE p_partkey = ps_partkey AND s_suppkey = ps_suppkey AND s_acctbal > 0) "
+        "ORDER BY s_name DESC, p_partkey LIMIT 50",
+        ("s_name", "p_partkey"),
+    ),
+    "ORDER BY free text ascending, and by a SUBSTRING of it": (
+        "SELECT s_suppkey, s_name FROM supplier WHERE s_acctbal < 0 "
+        "ORDER BY substring(s_phone, 1, 2) DESC, s_name",
+        ("s_name",),
+    ),
     "SUBSTRING IN list": (
         "SELECT count(*) AS n FROM supplier WHERE substring(s_phone, 1, 2) IN ('10', '11', '12', '2')",
         (),

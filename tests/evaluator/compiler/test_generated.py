@@ -28,7 +28,9 @@ def test_regenerating_gives_the_committed_files(tmp_path: Path) -> None:
 
 
 def test_the_queries_the_compiler_promises_do_compile() -> None:
-    assert {1, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 22} & set(QUERIES) <= set(COMPILED)
+    assert set(QUERIES) - {20, 21} <= set(COMPILED) <= set(
+        COMPILED
+    )
 
 
 def _check(query: Query, sf_folder: Path, params: dict[str, Any]) -> str | None:

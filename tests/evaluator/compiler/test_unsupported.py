@@ -7,9 +7,8 @@ import pytest
 from evaluator.torchplan.compiler import ParameterError, UnsupportedSQL, cli_main, compile_sql
 
 CASES = {
-    "correlated scalar subquery over a join in WHERE (Q2": "SELECT p_partkey FROM part, partsupp "
-    "WHERE p_partkey = ps_partkey AND ps_supplycost = (SELECT min(ps_supplycost) FROM partsupp, "
-    "supplier WHERE p_partkey = ps_partkey AND s_suppkey = ps_suppkey)",
+    "SUBSTRING as the result column": "SELECT substring(s_name, 1, 3) AS s FROM supplier",
+    "GROUP BY SUBSTRING": "SELECT count(*) AS n FROM supplier GROUP BY substring(s_name, 1, 3)",
     "correlated scalar subquery on several columns in WHERE (Q20": "SELECT count(*) AS n FROM partsupp "
     "WHERE ps_availqty > (SELECT 0.5 * sum(l_quantity) FROM lineitem "
     "WHERE l_partkey = ps_partkey AND l_suppkey = ps_suppkey)",

@@ -42,6 +42,25 @@ def match_count(keys: torch.Tensor, *, of: torch.Tensor) -> torch.Tensor:
     return torch.bincount(of, minlength=size)[keys]
 
 
+def key_range(keys: torch.Tensor, values: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    """Per key value k (dense 0..max), the least and greatest of `values` on rows with key k; a key
+    without rows gets (max, min) of the dtype, so that least > greatest marks it empty."""
+    size = int(keys.max().item()) + 1 if keys.numel() else 0
+    return group_min(values, keys.long(), size), group_max(values, keys.long(), size)
+
+
+def exists_other(
+    keys: torch.Tensor, values: torch.Tensor, low: torch.Tensor, high: torch.Tensor
+) -> torch.Tensor:
+    """EXISTS a row with the same key and another value, given `key_range` of those rows (Q21)."""
+    if low.numel() == 0:
+        return torch.zeros(keys.shape, dtype=torch.bool, device=keys.device)
+    inside = keys < low.numel()
+    at = keys.long().clamp(max=low.numel() - 1)
+    least, greatest = low[at], high[at]
+    return inside & (least <= greatest) & ((least != values) | (greatest != values))
+
+
 def lookup_composite(primary: Sequence[torch.Tensor], foreign: Sequence[torch.Tensor]) -> torch.Tensor:
     """`lookup` on a composite key (partsupp's (partkey, suppkey)): the row whose key columns equal each
     foreign row's, or -1. Keys are non-negative; packed exactly into one int64, sorted, binary-searched."""
@@ -207,6 +226,11 @@ def text_in(text: torch.Tensor, values: Sequence[str]) -> torch.Tensor:
     for value in values:
         found |= text_equals(text, value)
     return found
+
+
+def text_codes(text: torch.Tensor) -> torch.Tensor:
+    """Dense int64 codes of the distinct rows of a byte matrix (equal strings, equal codes)."""
+    return torch.unique(text, dim=0, return_inverse=True)[1]
 
 
 def text_digits(text: torch.Tensor) -> torch.Tensor:

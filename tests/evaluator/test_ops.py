@@ -122,3 +122,15 @@ def test_lookup_composite_finds_the_row_with_both_key_columns() -> None:
 def test_match_count_counts_matches_per_key_and_zero_for_none() -> None:
     counts = ops.match_count(torch.tensor([1, 2, 3, 9]), of=torch.tensor([2, 2, 3, 5]))
     assert counts.tolist() == [0, 2, 1, 0]
+
+
+def test_exists_other_asks_for_another_value_under_the_same_key() -> None:
+    # Order 1 has suppliers 5 and 6, order 2 only supplier 7, order 3 no rows at all.
+    low, high = ops.key_range(torch.tensor([1, 1, 2]), torch.tensor([5, 6, 7]))
+    found = ops.exists_other(torch.tensor([1, 1, 2, 3, 9]), torch.tensor([5, 6, 7, 7, 1]), low, high)
+    assert found.tolist() == [True, True, False, False, False]
+
+
+def test_text_codes_are_equal_exactly_for_equal_strings() -> None:
+    codes = ops.text_codes(text("b", "a", "b", "ab"))
+    assert codes[0] == codes[2] and len(set(codes.tolist())) == 3

@@ -20,6 +20,7 @@ from evaluator.torchplan.compiler.ir import (
     Block,
     Col,
     Derived,
+    ExistsOther,
     Expr,
     MatchCount,
     Relation,
@@ -41,7 +42,8 @@ class CoreEmitter(Grouping):
         self.rebound: set[Col] = set()  # columns gathered to the compacted rows
         self.functions = functions if functions is not None else []  # scalar subqueries' sources
         self.given: set[str] = set()  # grouped subqueries the caller computed and passes in
-        self.match_keys: dict[MatchCount, str] = {}  # a LEFT JOIN count's filtered inner keys
+        # a LEFT JOIN count's filtered inner keys; an EXISTS-another's (least, greatest) per key
+        self.match_keys: dict[MatchCount | ExistsOther, str] = {}
 
     # --- naming ------------------------------------------------------------------------------
 
@@ -185,6 +187,16 @@ class CoreEmitter(Grouping):
         exprs += [f for r in block.relations.values() for f in r.filters] + [e for e, _ in block.order_by]
         exprs += [block.having] if block.having is not None else []
         for node in (n for e in exprs for n in walk(e)):
+            if isinstance(node, ExistsOther) and node not in self.match_keys:
+                inner = Relation(node.inner_alias, node.inner_table, list(node.inner_filters))
+                self.out(f"# EXISTS another {node.inner_value.name} of the same {node.inner_key.name}: the")
+                self.out(f"# least and greatest {node.inner_value.name} per {node.inner_key.name}.")
+                keys = self._inner_keys(inner, node.inner_key)
+                values = self.var(node.inner_value)
+                values = f"{values}[{self.mask(inner.alias)}]" if inner.filters else values
+                name = f"{node.inner_alias}_range"
+                self.out(f"{name} = ops.key_range({keys}, {values})")
+                self.match_keys[node] = name
             if isinstance(node, MatchCount) and node not in self.match_keys:
                 inner = Relation(node.inner_alias, node.inner_table, list(node.inner_filters))
                 self.out(

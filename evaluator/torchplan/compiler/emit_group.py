@@ -124,10 +124,12 @@ class Grouping:
             code = self.expr(key, column=row)
             if key.kind is Kind.BYTES:
                 raise UnsupportedSQL(f"GROUP BY SUBSTRING {self.expr(key, column=row)} (CAST it to a number)")
-            if key.kind is Kind.TEXT:
-                raise UnsupportedSQL(
-                    f"GROUP BY free text {self.expr(key, column=row)} without its table's key"
-                )
+            if key.kind is Kind.TEXT:  # Q21's s_name: the strings' bytes, coded by value
+                assert isinstance(key, Col)
+                self.out(f"key{i} = ops.text_codes({self.var(key)}[{code}])  # exact codes of the strings")
+                parts.append(f"key{i}")
+                widths.append(f"int(key{i}.max()) + 1")
+                continue
             if isinstance(key, Col) and key.kind is Kind.DICT:
                 parts.append(code)
                 widths.append(self.host.size_of(key))
@@ -147,7 +149,9 @@ class Grouping:
         follow = (
             f" ({', '.join(self.expr(k, column=row) for k in dropped)} follow from it)" if dropped else ""
         )
-        listed = ", ".join(self.expr(k, column=row) for k in keys)
+        listed = ", ".join(
+            k.name if isinstance(k, Col) and k.kind is Kind.TEXT else self.expr(k, column=row) for k in keys
+        )
         self.out(f"# GROUP BY {listed}: exact keys, group ids by sorting{follow}.")
         packed = (
             parts[0]

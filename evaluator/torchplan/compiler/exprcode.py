@@ -12,6 +12,7 @@ from evaluator.torchplan.compiler.ir import (
     Case,
     Col,
     DictPred,
+    ExistsOther,
     Expr,
     Host,
     Lit,
@@ -39,7 +40,7 @@ class ExprCode:
         column: Callable[[Col], str],
         host: Callable[[Expr], str],
         agg: Callable[[Agg], str] | None = None,
-        inner_keys: Callable[[MatchCount], str] | None = None,
+        inner_keys: Callable[[MatchCount | ExistsOther], str] | None = None,
     ) -> None:
         self.column = column
         self.host = host  # name of the core argument holding a Host / DictPred table / code
@@ -65,6 +66,10 @@ class ExprCode:
         if isinstance(expr, MatchCount):
             assert self.inner_keys is not None
             return f"ops.match_count({self.column(expr.key)}, of={self.inner_keys(expr)})", ATOM
+        if isinstance(expr, ExistsOther):
+            assert self.inner_keys is not None
+            ranges = self.inner_keys(expr)
+            return f"ops.exists_other({self.column(expr.key)}, {self.column(expr.value)}, *{ranges})", ATOM
         if isinstance(expr, Agg):
             if self.agg is None:
                 raise AssertionError("aggregate outside an aggregation")

@@ -12,7 +12,19 @@ from collections.abc import Mapping
 from sqlglot import exp
 
 from evaluator.torchplan.compiler.errors import UnsupportedSQL
-from evaluator.torchplan.compiler.ir import Agg, Case, Col, DictPred, Expr, Host, Lit, Op, Scalar, TextPred
+from evaluator.torchplan.compiler.ir import (
+    Agg,
+    Case,
+    Col,
+    DictPred,
+    ExistsOther,
+    Expr,
+    Host,
+    Lit,
+    Op,
+    Scalar,
+    TextPred,
+)
 from evaluator.torchplan.compiler.params import Binding
 from evaluator.torchplan.compiler.schema import Kind, column_kind, sql_types
 
@@ -90,6 +102,8 @@ class Lowering:
             return self.aggregate(node)
         if isinstance(node, exp.Substring):
             return self.substring(node)
+        if isinstance(node, exp.Anonymous) and node.name.lower() in self.binding.exists:
+            return self.exists_other(node)
         if isinstance(node, exp.Cast) and node.to.is_type(*exp.DataType.INTEGER_TYPES):
             arg = self.lower(node.this)
             if arg.kind is not Kind.BYTES:
@@ -254,6 +268,18 @@ class Lowering:
         kinds = {v.kind for _, v in whens} | {default.kind}
         kind = Kind.FLOAT if Kind.FLOAT in kinds else Kind.DECIMAL if Kind.DECIMAL in kinds else kinds.pop()
         return Case(whens, default, kind)
+
+    def exists_other(self, node: exp.Anonymous) -> ExistsOther:
+        """A call the frontend put where an EXISTS correlated by `=` and `<>` was (frontend.py)."""
+        info = self.binding.exists[node.name.lower()]
+        key, value = (self.lower(arg) for arg in node.expressions)
+        if not (isinstance(key, Col) and isinstance(value, Col)):
+            raise UnsupportedSQL("EXISTS correlated with an expression", self.where)
+        alias = info.qualifier if info.qualifier != info.table else f"{info.table}_exists"
+        inner = Lowering(self.binding, {info.qualifier: (alias, info.table)}, "in an EXISTS subquery")
+        filters = tuple(inner.lower(c) for c in info.filters)
+        inner_key, inner_value = (inner.column(exp.column(n, info.qualifier)) for n in (info.key, info.value))
+        return ExistsOther(key, value, alias, info.table, filters, inner_key, inner_value)  # type: ignore[arg-type]
 
     def substring(self, node: exp.Substring) -> Col:
         """SUBSTRING(text FROM start FOR length) with constant bounds: a slice of the byte matrix."""

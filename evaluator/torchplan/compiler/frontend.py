@@ -60,7 +60,6 @@ def parse(sql: str, params: dict[str, Any] | None, template: str | None = None) 
     if not isinstance(tree, exp.Select):
         raise UnsupportedSQL(f"top-level {tree.key.upper()} (only a single SELECT)")
     _not_in_as_not_exists(tree)
-    _refuse_before_optimizing(tree)
     # DuckDB names an unaliased `sum(l_quantity)` by its text; sqlglot's optimizer calls it `_col_5`.
     names = [
         p.alias_or_name
@@ -69,6 +68,8 @@ def parse(sql: str, params: dict[str, Any] | None, template: str | None = None) 
         for p in tree.expressions
     ]
     binding = bind(tree, params, spelled)
+    binding.exists = _exists_with_other(tree)
+    _refuse_before_optimizing(tree)
     try:
         optimized = optimize(tree, schema=sql_types(), dialect="duckdb", leave_tables_isolated=True)
     except SqlglotError as exc:
@@ -134,6 +135,66 @@ def _not_in_as_not_exists(tree: exp.Select) -> None:
         exists.set("expressions", [exp.Star()])
         exists = exists.where(exp.EQ(this=key.copy(), expression=test.this.copy()), copy=False)
         negation.replace(exp.Not(this=exp.Exists(this=exists)))
+
+
+@dataclass(frozen=True)
+class ExistsOther:
+    """`EXISTS (SELECT * FROM t x WHERE x.k = o.k AND x.v <> o.v AND ...)`, taken out of the tree."""
+
+    qualifier: str  # the subquery's name for its table
+    table: str
+    key: str  # x.k
+    value: str  # x.v
+    filters: tuple[exp.Expression, ...]  # the conditions on x alone
+
+
+def _exists_with_other(tree: exp.Select) -> dict[str, ExistsOther]:
+    """EXISTS correlated by one equality and one `<>` (Q21's "another supplier of the same order").
+
+    sqlglot would unnest it into ARRAY_AGG and LIST_FILTER lambdas; each becomes a call
+    `dkb_exists_other_N(o.k, o.v)` instead (the optimizer qualifies its arguments and leaves it be),
+    lowered to an `ExistsOther` expression: per key, the least and greatest v of the matching rows.
+    """
+    found: dict[str, ExistsOther] = {}
+    for exists in list(tree.find_all(exp.Exists)):
+        select = exists.this.this if isinstance(exists.this, exp.Subquery) else exists.this
+        if not isinstance(select, exp.Select) or select.args.get("joins") or select.args.get("group"):
+            continue
+        source = select.args["from_"].this
+        where = select.args.get("where")
+        if not isinstance(source, exp.Table) or where is None:
+            continue
+        local = {source.alias_or_name, source.name}
+
+        def inner(column: exp.Column) -> bool:
+            return column.table in local if column.table else _owner(column) == source.name  # noqa: B023
+
+        pairs: dict[type, tuple[exp.Column, exp.Column]] = {}
+        filters = []
+        for condition in _conjuncts(where.this):
+            columns = list(condition.find_all(exp.Column))
+            if all(inner(c) for c in columns):
+                filters.append(condition)
+            elif (
+                isinstance(condition, exp.EQ | exp.NEQ)
+                and type(condition) not in pairs
+                and all(isinstance(side, exp.Column) for side in (condition.this, condition.expression))
+            ):
+                ours, theirs = (condition.this, condition.expression)
+                ours, theirs = (ours, theirs) if inner(ours) else (theirs, ours)
+                if not inner(ours) or inner(theirs):
+                    break
+                pairs[type(condition)] = (ours, theirs)
+            else:
+                break
+        else:
+            if set(pairs) != {exp.EQ, exp.NEQ}:
+                continue
+            name = f"dkb_exists_other_{len(found)}"
+            (key, outer_key), (value, outer_value) = pairs[exp.EQ], pairs[exp.NEQ]
+            found[name] = ExistsOther(source.alias_or_name, source.name, key.name, value.name, tuple(filters))
+            exists.replace(exp.Anonymous(this=name, expressions=[outer_key.copy(), outer_value.copy()]))
+    return found
 
 
 def _correlations(sub: exp.Select) -> int:

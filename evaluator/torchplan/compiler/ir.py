@@ -75,6 +75,21 @@ class MatchCount:
 
 
 @dataclass(frozen=True)
+class ExistsOther:
+    """`EXISTS (SELECT * FROM t x WHERE x.k = key AND x.v <> value AND filters)`, per row (Q21): true
+    when the filtered rows of `key` hold a v other than `value`, i.e. their least or greatest v."""
+
+    key: Col
+    value: Col
+    inner_alias: str
+    inner_table: str
+    inner_filters: tuple[Expr, ...]
+    inner_key: Col
+    inner_value: Col
+    kind: Kind = Kind.BOOL
+
+
+@dataclass(frozen=True)
 class Case:
     whens: tuple[tuple[Expr, Expr], ...]
     default: Expr
@@ -112,7 +127,7 @@ class Agg:
     kind: Kind
 
 
-Expr = Col | Lit | Host | Scalar | MatchCount | Op | Case | DictPred | TextPred | Agg
+Expr = Col | Lit | Host | Scalar | MatchCount | ExistsOther | Op | Case | DictPred | TextPred | Agg
 
 
 @dataclass
@@ -191,6 +206,8 @@ def walk(expr: Expr):
         children = (expr.column,)
     elif isinstance(expr, MatchCount):
         children = (expr.key,)  # the inner filters run on the inner table's rows, not on this row
+    elif isinstance(expr, ExistsOther):
+        children = (expr.key, expr.value)
     elif isinstance(expr, Agg) and expr.arg is not None:
         children = (expr.arg,)
     for child in children:

@@ -26,6 +26,8 @@ class Binding:
     templates: dict[str, str] = field(default_factory=dict)
     # string parameters that stand for a number in the SQL (Q11's fraction '0.0001000000', unquoted)
     numbers: set[str] = field(default_factory=set)
+    # EXISTS subqueries correlated by `=` and `<>`, taken out before optimizing (frontend.py, Q21)
+    exists: dict[str, Any] = field(default_factory=dict)
 
     def python_type(self, name: str) -> str:
         return type(self.defaults[name]).__name__

@@ -84,6 +84,15 @@ CASES = {
         "ORDER BY substring(s_phone, 1, 2) DESC, s_name",
         ("s_name",),
     ),
+    "EXISTS and NOT EXISTS another row of the same key (Q21 shape), GROUP BY free text": (
+        "SELECT s_name, count(*) AS n FROM lineitem l1, supplier WHERE s_suppkey = l1.l_suppkey "
+        "AND EXISTS (SELECT * FROM lineitem l2 WHERE l2.l_orderkey = l1.l_orderkey "
+        "AND l2.l_suppkey <> l1.l_suppkey) "
+        "AND NOT EXISTS (SELECT * FROM lineitem l3 WHERE l3.l_orderkey = l1.l_orderkey "
+        "AND l3.l_suppkey <> l1.l_suppkey AND l3.l_shipmode = 'AIR') "
+        "GROUP BY s_name ORDER BY n DESC, s_name LIMIT 20",
+        ("n", "s_name"),
+    ),
     "SUBSTRING IN list": (
         "SELECT count(*) AS n FROM supplier WHERE substring(s_phone, 1, 2) IN ('10', '11', '12', '2')",
         (),

@@ -18,8 +18,8 @@ CASES = {
     "NOT IN (subquery with GROUP BY": "SELECT count(*) AS n FROM partsupp WHERE ps_suppkey NOT IN "
     "(SELECT l_suppkey FROM lineitem GROUP BY l_suppkey HAVING count(*) > 10)",
     "EXISTS correlated with `<>`": "SELECT count(*) AS n FROM lineitem l1 "
-    "WHERE EXISTS (SELECT * FROM lineitem l2 "
-    "WHERE l2.l_orderkey = l1.l_orderkey AND l2.l_suppkey <> l1.l_suppkey)",
+    "WHERE EXISTS (SELECT * FROM lineitem l2, orders WHERE l2.l_orderkey = l1.l_orderkey "
+    "AND o_orderkey = l2.l_orderkey AND l2.l_suppkey <> l1.l_suppkey)",
     "SUM(DISTINCT ...) other than COUNT": "SELECT sum(DISTINCT ps_suppkey) AS n FROM partsupp",
     "free-text column l_comment": "SELECT count(*) AS n FROM lineitem WHERE l_comment LIKE '%x%'",
     "view or derived table t without FROM": "WITH t AS (SELECT 1 AS x) SELECT x FROM t",

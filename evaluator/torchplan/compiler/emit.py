@@ -34,13 +34,13 @@ from evaluator.torchplan.compiler.schema import Kind
 class CoreEmitter(Grouping):
     """Lines of `_query_core`'s body for one block; the grouping half lives in emit_group.py."""
 
-    def __init__(self, block: Block, host: HostArgs, functions: list[str] | None = None) -> None:
+    def __init__(self, block: Block, host: HostArgs, functions: dict[str, str] | None = None) -> None:
         self.block = block
         self.host = HostUse(host)
         self.lines: list[str] = []
         self.tensors: dict[Col, str] = {}  # full-length column arguments of the core
         self.rebound: set[Col] = set()  # columns gathered to the compacted rows
-        self.functions = functions if functions is not None else []  # scalar subqueries' sources
+        self.functions = functions if functions is not None else {}  # subqueries' functions, by name
         self.given: set[str] = set()  # grouped subqueries the caller computed and passes in
         # a LEFT JOIN count's filtered inner keys; an EXISTS-another's (least, greatest) per key
         self.match_keys: dict[MatchCount | ExistsOther, str] = {}
@@ -142,43 +142,41 @@ class CoreEmitter(Grouping):
     def _scalars(self) -> None:
         """Uncorrelated scalar subqueries: each a function of its own, called once, a 1-element tensor."""
         for var, sub in self.block.scalars.items():
-            emitter = CoreEmitter(sub, self.host.host, self.functions)
             # A grouped subquery this block has too (Q15's view, read by the MAX as well) is passed in,
             # not recomputed: float sums by atomics differ in their last bits from run to run.
-            emitter.given = {a for a, d in sub.derived.items() if self.block.derived.get(a) == d}
-            body = emitter.emit()
-            params = signature(list(emitter.tensors.values()), emitter.host.used)
-            self.functions.append(
-                f"def _{var}(\n{params}\n) -> tuple[torch.Tensor]:\n"
-                f'    """An uncorrelated scalar subquery: its one value, a 1-element tensor."""\n'
-                + "\n".join(body)
-            )
-            for col in emitter.tensors:
-                if col.table not in emitter.given:
-                    self.var(col)
-            for arg in emitter.host.used:
-                self.host.use(arg.name)
-            args = list(emitter.tensors.values()) + [f"{a.name}={a.name}" for a in emitter.host.used]
-            self.out(f"({var},) = _{var}({', '.join(args)})  # the scalar subquery, computed once")
+            given = {a for a, d in sub.derived.items() if self.block.derived.get(a) == d}
+            doc = "An uncorrelated scalar subquery: its one value, a 1-element tensor."
+            self._call_block(f"_{var}", sub, doc, [var], given)
 
     def _derived_block(self, derived: Derived, block: Block) -> None:
-        """A grouped subquery over a join: a function of its own returning one row per key (Q2)."""
+        """A grouped subquery over a join or on several keys: a function of its own, one row per key."""
+        outputs = [self.var(Col(derived.alias, derived.alias, n, e.kind)) for n, e in block.outputs]
+        keys = ", ".join(k.name for k in [derived.source_key, *(s for s, _ in derived.more_keys)])
+        self.out(f"# Subquery {derived.alias}: grouped by {keys}, one row per key.")
+        self._call_block(f"_{derived.alias}", block, f"A grouped subquery: one row per {keys}.", outputs)
+
+    def _call_block(
+        self, name: str, block: Block, doc: str, outputs: list[str], given: set[str] | None = None
+    ) -> None:
+        """Emit `block` as a function of the module and call it here, its results bound to `outputs`."""
         emitter = CoreEmitter(block, self.host.host, self.functions)
+        emitter.given = given or set()
         body = emitter.emit()
+        taken, count = name, 1
+        while name in self.functions:  # a nested subquery named like its parent's
+            count += 1
+            name = f"{taken}_{count}"
         params = signature(list(emitter.tensors.values()), emitter.host.used)
-        self.functions.append(
-            f"def _{derived.alias}(\n{params}\n) -> tuple[torch.Tensor, ...]:\n"
-            f'    """A grouped subquery over a join: one row per {derived.source_key.name}."""\n'
-            + "\n".join(body)
+        self.functions[name] = (
+            f'def {name}(\n{params}\n) -> tuple[torch.Tensor, ...]:\n    """{doc}"""\n' + "\n".join(body)
         )
         for col in emitter.tensors:
-            self.var(col)
+            if col.table not in emitter.given:
+                self.var(col)
         for arg in emitter.host.used:
             self.host.use(arg.name)
-        outputs = [self.var(Col(derived.alias, derived.alias, n, e.kind)) for n, e in block.outputs]
         args = list(emitter.tensors.values()) + [f"{a.name}={a.name}" for a in emitter.host.used]
-        self.out(f"# Subquery {derived.alias}: grouped by {derived.source_key.name}, one row per key.")
-        self.out(f"({', '.join(outputs)},) = _{derived.alias}({', '.join(args)})")
+        self.out(f"({', '.join(outputs)},) = {name}({', '.join(args)})")
 
     def _match_counts(self) -> None:
         """The inner keys of each LEFT JOIN count, filtered once, before any row of the outer is dropped."""

@@ -100,8 +100,8 @@ def _refuse_before_optimizing(tree: exp.Select) -> None:
                 continue  # sqlglot joins it as a one-row CTE: a block of its own (_scalar_subquery)
             if where != "in WHERE":
                 raise UnsupportedSQL(f"correlated scalar subquery {where}")
-            if _correlations(sub) != 1:
-                raise UnsupportedSQL(f"correlated scalar subquery on several columns {where} (Q20 shape)")
+            if _correlations(sub) < 1:
+                raise UnsupportedSQL(f"correlated scalar subquery correlated other than by `=` {where}")
             continue  # one equality: sqlglot makes it a grouped LEFT JOIN (derived.py, Q17; over a join, Q2)
         if correlated and any(isinstance(n, exp.AggFunc) for n in sub.find_all(exp.AggFunc)):
             raise UnsupportedSQL(f"correlated aggregate subquery {where} (Q2/Q17/Q20 shape)")
@@ -421,9 +421,10 @@ def _count_view(
 
 
 def _is_grouped_join(body: exp.Select) -> bool:
-    """A subquery over a join, grouped by one key (Q2's correlated MIN, unnested by sqlglot)."""
+    """A grouped subquery over a join (Q2's correlated MIN) or on several keys (Q20's SUM per
+    (l_partkey, l_suppkey)), unnested by sqlglot: compiled as a block of its own."""
     group = body.args.get("group")
-    return bool(body.args.get("joins")) and group is not None and len(group.expressions) == 1
+    return group is not None and (bool(body.args.get("joins")) or len(group.expressions) > 1)
 
 
 def _grouped_join(
@@ -433,21 +434,23 @@ def _grouped_join(
     from evaluator.torchplan.compiler.rewrites import rewrite  # rewrites imports this module
 
     block = rewrite(_lower_select(sql, binding, body, [p.alias_or_name for p in body.expressions], ctes))
-    key = block.group_by[0]
-    if not isinstance(key, Col):
+    keys = block.group_by
+    if not all(isinstance(k, Col) for k in keys):
         raise UnsupportedSQL("subquery grouped by an expression")
     columns: dict[str, Expr] = {}
-    outputs = []
+    outputs: list[tuple[str, Expr]] = []
     for name, expr in block.outputs:
-        # sqlglot's `_u_1` and `_col_0` become the key's name and agg0, agg1, ...
-        column = key.name if expr == key else f"agg{sum(e != key for _, e in outputs)}"
+        # sqlglot's `_u_1` and `_col_0` become the keys' names and agg0, agg1, ...
+        column = expr.name if expr in keys else f"agg{sum(e not in keys for _, e in outputs)}"  # type: ignore[union-attr]
         outputs.append((column, expr))
         columns[name] = Col(alias, alias, column, expr.kind)
     block.outputs = outputs
-    derived_key = Col(alias, alias, key.name, key.kind)
-    if derived_key not in columns.values():
-        raise UnsupportedSQL("grouped subquery that does not return its key")
-    return Derived(alias, None, key, derived_key, [], block), Relation(alias, alias), columns
+    derived_keys = [Col(alias, alias, k.name, k.kind) for k in keys]  # type: ignore[union-attr]
+    if not set(derived_keys) <= set(columns.values()):
+        raise UnsupportedSQL("grouped subquery that does not return its keys")
+    more = tuple(zip(keys[1:], derived_keys[1:], strict=True))
+    derived = Derived(alias, None, keys[0], derived_keys[0], [], block, more)  # type: ignore[arg-type]
+    return derived, Relation(alias, alias), columns
 
 
 def _is_scalar(body: exp.Select) -> bool:

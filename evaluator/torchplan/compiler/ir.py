@@ -175,6 +175,8 @@ class Derived:
     aggs: list[tuple[str, Agg]]
     # a subquery over a join (Q2) is a block of its own, grouped by the key; its outputs are the columns
     block: Block | None = None
+    # the other GROUP BY columns of a composite key (Q20's (l_partkey, l_suppkey)): (source, derived)
+    more_keys: tuple[tuple[Col, Col], ...] = ()
 
 
 @dataclass

@@ -79,7 +79,7 @@ def render(block: Block, binding: Binding, *, name: str, sql: str) -> str:
             "# Result columns holding string positions: a dictionary code or a free-text row index.",
             strings_code,
             "",
-            "\n\n\n".join(core.functions),
+            "\n\n\n".join(core.functions.values()),
             "",
             "",
             f"def _query_core(\n{params}\n) -> tuple[torch.Tensor, ...]:",

@@ -81,7 +81,7 @@ def _join_tree(block: Block) -> None:
             edges.append((lookup, condition))
         else:
             rest.append(condition)
-    edges_more, rest = _composite_lookups(rest)
+    edges_more, rest = _composite_lookups(rest, block)
     edges.extend(edges_more)
     pointed = {lookup.child for lookup, _ in edges}
     roots = [a for a in block.relations if a not in pointed]
@@ -121,7 +121,8 @@ def _as_lookup(condition: Expr, block: Block) -> Lookup | None:
     # A grouped subquery's key is the primary key of a relation with one row per key (derived.py); it
     # wins over a table's primary key on the other side (Q18: `u.l_orderkey = o_orderkey`).
     for fk, pk in ((left, right), (right, left)):
-        if pk.table in block.derived and pk == block.derived[pk.table].key and fk.alias != pk.alias:
+        derived = block.derived.get(pk.table)
+        if derived is not None and not derived.more_keys and pk == derived.key and fk.alias != pk.alias:
             return Lookup(fk.alias, pk.alias, fk, pk)
     for fk, pk in ((left, right), (right, left)):
         if PRIMARY_KEYS.get(pk.table) == pk.name and fk.alias != pk.alias:
@@ -129,7 +130,7 @@ def _as_lookup(condition: Expr, block: Block) -> Lookup | None:
     return None
 
 
-def _composite_lookups(conditions: list[Expr]) -> tuple[list[tuple[Lookup, Expr]], list[Expr]]:
+def _composite_lookups(conditions: list[Expr], block: Block) -> tuple[list[tuple[Lookup, Expr]], list[Expr]]:
     """Equalities that together cover a composite primary key: `l_partkey = ps_partkey AND l_suppkey =
     ps_suppkey` finds lineitem's one partsupp row (Q9). Returns the lookups and the conditions left."""
     pairs: dict[tuple[str, str], list[Op]] = {}
@@ -148,7 +149,13 @@ def _composite_lookups(conditions: list[Expr]) -> tuple[list[tuple[Lookup, Expr]
     for (parent, child), equalities in pairs.items():
         sides = {eq: (eq.args if eq.args[1].alias == child else eq.args[::-1]) for eq in equalities}
         by_pk = {pk.name: (fk, pk, eq) for eq, (fk, pk) in sides.items()}
-        key = COMPOSITE_KEYS.get(next(pk for _, pk in sides.values()).table)
+        table = next(pk for _, pk in sides.values()).table
+        derived = block.derived.get(table)
+        key = (
+            tuple(k.name for k in [derived.key, *(d for _, d in derived.more_keys)])
+            if derived is not None and derived.more_keys
+            else COMPOSITE_KEYS.get(table)
+        )
         if key is None or not set(key) <= set(by_pk) or any(by_pk[k][2] in used for k in key):
             continue
         (fk, pk, _), *others = (by_pk[k] for k in key)

@@ -60,7 +60,7 @@ def _sub0(
     *,
     region: int,
 ) -> tuple[torch.Tensor, ...]:
-    """A grouped subquery over a join: one row per ps_partkey."""
+    """A grouped subquery: one row per ps_partkey."""
     # Filters, each on its own table's rows.
     region_mask = r_name == region
     # PK-FK joins: the row of the referenced table for each referencing row (-1: none).

@@ -43,7 +43,7 @@ def _scalar0(
     *,
     nation: int,
     fraction: float,
-) -> tuple[torch.Tensor]:
+) -> tuple[torch.Tensor, ...]:
     """An uncorrelated scalar subquery: its one value, a 1-element tensor."""
     # Filters, each on its own table's rows.
     nation_mask = n_name == nation
@@ -87,7 +87,7 @@ def _query_core(
         ps_supplycost,
         nation=nation,
         fraction=fraction,
-    )  # the scalar subquery, computed once
+    )
     # Filters, each on its own table's rows.
     nation_mask = n_name == nation
     # PK-FK joins: the row of the referenced table for each referencing row (-1: none).

@@ -39,7 +39,7 @@ STRINGS = {
 
 def _scalar0(
     sub0_agg0: torch.Tensor,
-) -> tuple[torch.Tensor]:
+) -> tuple[torch.Tensor, ...]:
     """An uncorrelated scalar subquery: its one value, a 1-element tensor."""
     # Aggregates over the qualifying rows, without gathering them.
     col_0 = (sub0_agg0).amax().reshape(1)
@@ -68,7 +68,7 @@ def _query_core(
         sub0_l_suppkey_ids,
         sub0_groups,
     )  # SUM per key
-    (scalar0,) = _scalar0(sub0_agg0)  # the scalar subquery, computed once
+    (scalar0,) = _scalar0(sub0_agg0)
     # Filters, each on its own table's rows.
     sub0_mask = scalar0 == sub0_agg0
     # PK-FK joins: the row of the referenced table for each referencing row (-1: none).

@@ -52,7 +52,7 @@ def _scalar0(
     code5: str,
     code6: str,
     code7: str,
-) -> tuple[torch.Tensor]:
+) -> tuple[torch.Tensor, ...]:
     """An uncorrelated scalar subquery: its one value, a 1-element tensor."""
     # Filters, each on its own table's rows.
     customer_mask = (c_acctbal > 0.0) & ops.text_in(
@@ -89,7 +89,7 @@ def _query_core(
         code5=code5,
         code6=code6,
         code7=code7,
-    )  # the scalar subquery, computed once
+    )
     # Filters, each on its own table's rows.
     customer_mask = (scalar0 < c_acctbal) & ops.text_in(
         c_phone_1_2, (code1, code2, code3, code4, code5, code6, code7)

@@ -93,6 +93,13 @@ CASES = {
         "GROUP BY s_name ORDER BY n DESC, s_name LIMIT 20",
         ("n", "s_name"),
     ),
+    "IN (subquery over a correlated SUM on two columns) (Q20 shape)": (
+        "SELECT s_suppkey, s_name FROM supplier WHERE s_suppkey IN (SELECT ps_suppkey FROM partsupp "
+        "WHERE ps_availqty > (SELECT 0.5 * sum(l_quantity) FROM lineitem "
+        "WHERE l_partkey = ps_partkey AND l_suppkey = ps_suppkey AND l_returnflag = 'R')) "
+        "ORDER BY s_suppkey",
+        ("s_suppkey",),
+    ),
     "SUBSTRING IN list": (
         "SELECT count(*) AS n FROM supplier WHERE substring(s_phone, 1, 2) IN ('10', '11', '12', '2')",
         (),

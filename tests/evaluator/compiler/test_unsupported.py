@@ -9,9 +9,9 @@ from evaluator.torchplan.compiler import ParameterError, UnsupportedSQL, cli_mai
 CASES = {
     "SUBSTRING as the result column": "SELECT substring(s_name, 1, 3) AS s FROM supplier",
     "GROUP BY SUBSTRING": "SELECT count(*) AS n FROM supplier GROUP BY substring(s_name, 1, 3)",
-    "correlated scalar subquery on several columns in WHERE (Q20": "SELECT count(*) AS n FROM partsupp "
+    "correlated scalar subquery correlated other than by `=`": "SELECT count(*) AS n FROM partsupp "
     "WHERE ps_availqty > (SELECT 0.5 * sum(l_quantity) FROM lineitem "
-    "WHERE l_partkey = ps_partkey AND l_suppkey = ps_suppkey)",
+    "WHERE l_partkey = ps_partkey AND l_suppkey < ps_suppkey)",
     "derived table (subquery in FROM) with joins": "SELECT n, count(*) AS k FROM "
     "(SELECT o_custkey, count(*) AS n FROM orders, customer WHERE o_custkey = c_custkey "
     "GROUP BY o_custkey) AS t GROUP BY n",

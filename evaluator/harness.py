@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+import random
 import secrets
 import shutil
 import signal
@@ -24,7 +25,7 @@ from typing import Any
 
 from evaluator import HARNESS_VERSION, admission
 from evaluator.errors import EvaluatorError
-from evaluator.judge import Answers, compare_file
+from evaluator.judge import Answers, compare_file, timed_problem
 from evaluator.kernelset import KernelSet
 from evaluator.queries import QUERIES, Query
 from evaluator.report import QueryResult, Report, Status
@@ -84,6 +85,7 @@ class Options:
     # Further scale factors' folders (smaller ones, say SF1 beside SF10): the correctness trials run
     # there too, in the same runner, before the main scale factor's trials; timing is at the main one.
     check_sf_folders: tuple[Path, ...] = ()
+    verify_share: float | None = None  # share of timed reps whose results are checked; None: by SF
 
     def __or__(self, changes: dict[str, Any]) -> Options:
         return replace(self, **changes)
@@ -167,21 +169,33 @@ def _evaluate_query(
     else:
         run_kernel = True
     params = parameter_sets(query, options.trials - 1, seed)
+    verify = {"seed": random.Random(f"{seed}:{query.number}:verify").getrandbits(32),
+              "share": _verify_share(options)}  # fmt: skip
     # The same parameter sets at every scale factor; DuckDB answers them while the runner works.
     answers = Answers(query, _folders(options), params) if run_kernel else None
     try:
         with tempfile.TemporaryDirectory(prefix=f"dkb-{query.slug}-") as scratch:
             out = Path(scratch)
             response, problem = _run(query, kernel_path if run_kernel else None, scope, options,
-                                     baseline_mode, params, out, launch)  # fmt: skip
+                                     baseline_mode, params, verify, out, launch)  # fmt: skip
+            alone = False  # time the baseline again, without the kernel
             if problem and run_kernel:
                 # The kernel took its runner down: judge it, then time the baseline alone.
                 result.status, result.reason = problem
-                response, problem = _run(query, None, scope, options, baseline_mode, params, out, launch)
+                alone = True
+            elif answers:
+                _judge(result, query, options, params, verify, response, out, answers)
+                spoiled = _shared_session_problem(query, options, params, verify, response, out, answers)
+                if spoiled:  # the kernel spoiled the baseline's half of the session
+                    result.status, result.reason = Status.WRONG_ANSWER, spoiled
+                    alone = True
+            if alone:
+                response, problem = _run(query, None, scope, options, baseline_mode, params, verify, out,
+                                         launch)  # fmt: skip
+                if not problem and response.get("timed_inputs_changed"):
+                    problem = (Status.WRONG_ANSWER, "the baseline modified its input tensors")
             if problem:
                 raise EvaluatorError(f"Q{query.number}: the baseline's runner failed: {problem[1]}")
-            if answers and result.status == Status.MISSING:
-                _judge(result, query, options, params, response, out, answers)
     finally:
         if answers:
             answers.close()
@@ -204,6 +218,7 @@ def _run(
     options: Options,
     baseline_mode: str,
     params: list[dict[str, Any]],
+    verify: dict[str, Any],
     out: Path,
     launch: Launcher,
 ) -> tuple[dict[str, Any], tuple[str, str] | None]:
@@ -215,6 +230,7 @@ def _run(
         "kernel_path": str(kernel_path) if kernel_path else None, "scope": scope,
         "baseline": baseline_mode, "param_sets": params, "out": str(out),
         "timing": asdict(options.timing), "checks": [str(f) for f in options.check_sf_folders],
+        "verify": verify,
     }  # fmt: skip
     (out / "request.json").write_text(json.dumps(request))
     folders = _folders(options)
@@ -286,6 +302,7 @@ def _judge(
     query: Query,
     options: Options,
     params: list[dict[str, Any]],
+    verify: dict[str, Any],
     response: dict[str, Any],
     out: Path,
     answers: Answers,
@@ -320,13 +337,52 @@ def _judge(
     if response.get("timing_error"):
         result.status, result.reason = Status.RUNTIME_ERROR, f"while being timed: {response['timing_error']}"
         return
+    error = ((response.get("timed") or {}).get("kernel") or {}).get("error")
+    if error:
+        result.status, result.reason = Status.RUNTIME_ERROR, f"while being timed: {error}"
+        return
     main = len(folders) - 1
-    problem = compare_file(query, folders[main], out / "timed.npz", answers.get(main, 0))
+    problem = timed_problem(query, folders[main], out, "kernel", response, verify, params,
+                            lambda index: answers.get(main, index))  # fmt: skip
     if problem:
+        result.status, result.reason = Status.WRONG_ANSWER, f"while being timed: {problem}"
+        return
+    if response.get("timed_inputs_changed"):
         result.status = Status.WRONG_ANSWER
-        result.reason = f"the result returned while being timed is wrong: {problem}"
+        result.reason = "the kernel modified its input tensors while being timed"
         return
     result.status = Status.PASSED
+
+
+def _shared_session_problem(
+    query: Query,
+    options: Options,
+    params: list[dict[str, Any]],
+    verify: dict[str, Any],
+    response: dict[str, Any],
+    out: Path,
+    answers: Answers,
+) -> str | None:
+    """Why the baseline's timing beside this kernel cannot stand (then it is timed again, alone).
+
+    The baseline's timed reps get the same checks as the kernel's: a kernel that changes what the
+    baseline reads (its inputs, shared state) would otherwise make itself look fast.
+    """
+    if "kernel" not in (response.get("timing") or {}):
+        return None
+    if response.get("timed_inputs_changed"):
+        return "the kernel modified its input tensors while being timed"
+    main = len(_folders(options)) - 1
+    problem = timed_problem(query, _folders(options)[main], out, "baseline", response, verify, params,
+                            lambda index: answers.get(main, index))  # fmt: skip
+    return f"the baseline's result went wrong while timed beside this kernel: {problem}" if problem else None
+
+
+def _verify_share(options: Options) -> float:
+    """Share of the timed reps whose results are checked: all at a small main SF, a tenth above."""
+    if options.verify_share is not None:
+        return options.verify_share
+    return 1.0 if _scale_factor(options.sf_folder) < 1 else 0.1
 
 
 def _folders(options: Options) -> list[Path]:

@@ -6,6 +6,7 @@ code, so it is loaded as plain arrays (never unpickled) and any failure to read 
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
@@ -14,6 +15,7 @@ import numpy as np
 
 from evaluator.compare import compare
 from evaluator.queries import Query
+from evaluator.timing import verified
 from evaluator.tpch.load import decode_strings
 from evaluator.tpch.reference import reference_answer
 
@@ -68,3 +70,51 @@ def compare_file(query: Query, sf_folder: Path, path: Path, expected: dict[str, 
     except Exception as exc:  # a truncated or forged archive: the kernel's fault
         return f"the result cannot be read: {exc}"
     return compare_result(query, sf_folder, actual, expected)
+
+
+def timed_problem(
+    query: Query,
+    sf_folder: Path,
+    out: Path,
+    name: str,
+    response: dict[str, Any],
+    verify: dict[str, Any],
+    params: list[dict[str, Any]],
+    expected: Callable[[int], dict[str, np.ndarray]],
+) -> str | None:
+    """The first timed rep of candidate `name` whose result is wrong or was not kept; None if all match.
+
+    The reps to check are drawn here, with the seed the runner drew them with (`timing.verified`),
+    plus the last one; rep `r` ran parameter set `r % len(params)`. `expected(i)` is set i's answer.
+    """
+    facts = (response.get("timed") or {}).get(name)
+    n = ((response.get("timing") or {}).get(name) or {}).get("n", 0)
+    if not n:
+        return None
+    if not facts:
+        return "no result of the timed reps was kept"
+    if facts.get("error"):
+        return str(facts["error"])
+    reps = sorted({r for r in range(n) if verified(verify["seed"], verify["share"], r)} | {n - 1})
+    if facts.get("capped_at") is not None:
+        reps = [r for r in reps if r < int(facts["capped_at"])]
+    try:
+        by_rep: dict[int, dict[str, np.ndarray]] = {}
+        for key, array in read_result(out / f"timed-{name}.npz").items():
+            rep, _, column = key.partition("_")
+            by_rep.setdefault(int(rep[1:]), {})[column] = array
+        same = {int(r): int(e) for r, e in (facts.get("same_as") or {}).items()}
+    except Exception as exc:  # a truncated or forged archive: the candidate's fault
+        return f"the results of the timed reps cannot be read: {exc}"
+    checked: set[int] = set()
+    for rep in reps:
+        source = rep if rep in by_rep else same.get(rep)
+        if source is None or source not in by_rep or source % len(params) != rep % len(params):
+            return f"the result of timed rep {rep + 1} was not kept"
+        if source in checked:
+            continue
+        problem = compare_result(query, sf_folder, by_rep[source], expected(rep % len(params)))
+        if problem:
+            return f"timed rep {rep + 1} of {n} {params[rep % len(params)]}: {problem}"
+        checked.add(source)
+    return None

@@ -23,6 +23,8 @@ RESPONSE = "response.json"
 
 def main(argv: list[str]) -> int:
     request = json.loads(Path(argv[0]).read_text())
+    # Gone before the kernel is imported: it names the seed that picks which timed reps are checked.
+    Path(argv[0]).unlink()
     out = Path(request["out"])
     response: dict[str, Any] = {"trials": [], "build_error": None, "timing": None, "timing_error": None}
     try:
@@ -37,14 +39,12 @@ def _run(request: dict[str, Any], out: Path, response: dict[str, Any]) -> None:
     if device_name == "cpu":
         # Before triton is imported: it reads the variable once, when its library is defined.
         os.environ["TRITON_INTERPRET"] = "1"
-    import numpy as np
     import torch
 
     from evaluator import hardware
-    from evaluator.compare import to_numpy
     from evaluator.kernel_loader import KernelBuildError, load_kernel, short_error
     from evaluator.queries import get_query
-    from evaluator.timing import TimingPolicy, time_interleaved
+    from evaluator.timing import TimingPolicy, time_rotated
     from evaluator.tpch.load import load_tables
 
     device = torch.device(device_name)
@@ -72,33 +72,127 @@ def _run(request: dict[str, Any], out: Path, response: dict[str, Any]) -> None:
                 torch.cuda.empty_cache()
     response["nbytes"] = tables.nbytes()
     response["hardware"] = hardware.describe(device)
-    defaults = dict(query.defaults)
-    timed: dict[str, Any] = {}
-
-    def timed_kernel() -> None:
-        timed["result"] = kernel(tables, **defaults)
-
     policy = TimingPolicy(**request["timing"])
+    params = request["param_sets"]
+    # Fresh tensor objects between reps: a pool of clones, rotated round-robin with the parameter sets
+    # (the pool's size and their number coprime, so the pairs repeat as seldom as they can). `tables`
+    # itself is never handed out again: after timing, every clone must still equal it.
+    pool = [tables.clone() for _ in range(max(1, policy.pool))]
+
+    def inputs(rep: int) -> tuple[Any, dict[str, Any]]:
+        return pool[rep % len(pool)], params[rep % len(params)]
+
     choice: dict[str, Any] = {}  # which baseline was timed, and why: into the report's stats
-    baseline = _choose_baseline(query, request["baseline"], lambda fn: fn(tables, **defaults), device,
-                                policy, choice)  # fmt: skip
-    candidates = {"baseline": lambda: baseline(tables, **defaults)}
+    baseline = _choose_baseline(query, request["baseline"], inputs, len(params), device, policy, choice)
+    candidates: dict[str, Callable[[int], Any]] = {"baseline": _rotated(baseline, inputs)}
     if kernel is not None:
-        candidates["kernel"] = timed_kernel
+        candidates["kernel"] = _rotated(kernel, inputs)
+    verify = request.get("verify") or {"seed": 0, "share": 1.0}
+    keeper = Keeper(verify["seed"], verify["share"], len(params))
     try:
-        stats = time_interleaved(candidates, device=device, policy=policy)
+        stats = time_rotated(candidates, device=device, policy=policy, strata=len(params), keep=keeper)
     except Exception as exc:
         if kernel is None:
             raise
         response["timing_error"] = short_error(exc, path.name)
-        stats = time_interleaved({"baseline": candidates["baseline"]}, device=device, policy=policy)
+        del candidates["kernel"]
+        keeper = Keeper(verify["seed"], verify["share"], len(params))
+        stats = time_rotated(candidates, device=device, policy=policy, strata=len(params), keep=keeper)
     response["timing"] = {name: asdict(s) for name, s in stats.items()}
     response["timing"] |= choice
-    if "result" in timed and "kernel" in stats:
+    response["timed"] = keeper.write(out)
+    changed = not all(torch.equal(c[t][n], tables[t][n]) for c in pool for t in tables for n in tables[t])
+    response["timed_inputs_changed"] = changed
+
+
+def _rotated(
+    fn: Callable[..., Any], inputs: Callable[[int], tuple[Any, dict[str, Any]]]
+) -> Callable[[int], Any]:
+    def call(rep: int) -> Any:
+        tables, params = inputs(rep)
+        return fn(tables, **params)
+
+    return call
+
+
+class Keeper:
+    """Keeps the results of the timed reps the trusted side will check, outside the timed region.
+
+    Rep `r` is kept when `timing.verified(seed, share, r)` draws it, and the last rep always. A kept
+    result equal, array for array, to the one kept before it for the same parameter set is recorded
+    as the same (a deterministic kernel's reps cost one copy per parameter set); at most
+    `MAX_BYTES` per candidate are kept, past that the reps are not checked (`capped_at`).
+    """
+
+    MAX_BYTES = 256 * 1024 * 1024
+
+    def __init__(self, seed: int, share: float, strata: int) -> None:
+        self.seed, self.share, self.strata = seed, share, strata
+        self.kept: dict[str, dict[int, dict[str, Any]]] = {}
+        self.same: dict[str, dict[int, int]] = {}
+        self.last: dict[str, tuple[int, Any]] = {}
+        self.nbytes: dict[str, int] = {}
+        self.errors: dict[str, str] = {}
+        self.capped_at: dict[str, int] = {}
+
+    def __call__(self, name: str, rep: int, result: Any) -> None:
+        from evaluator.timing import verified
+
+        self.last[name] = (rep, result)
+        if verified(self.seed, self.share, rep):
+            self._keep(name, rep, result)
+
+    def _keep(self, name: str, rep: int, result: Any) -> None:
+        import numpy as np
+
+        from evaluator.compare import to_numpy
+
+        kept = self.kept.setdefault(name, {})
+        if name in self.errors or name in self.capped_at or rep in kept or rep in self.same.get(name, {}):
+            return
         try:
-            np.savez(out / "timed.npz", **to_numpy(timed["result"]))
+            arrays = to_numpy(result)
         except Exception as exc:
-            response["timing_error"] = f"the result returned while being timed is not valid: {exc}"
+            self.errors[name] = f"the result returned while being timed (rep {rep}) is not valid: {exc}"
+            return
+        earlier = [r for r in kept if r % self.strata == rep % self.strata]
+        if earlier:
+            previous = kept[earlier[-1]]
+            if previous.keys() == arrays.keys() and all(
+                previous[c].dtype == arrays[c].dtype
+                and np.array_equal(previous[c], arrays[c], equal_nan=True)
+                for c in arrays
+            ):
+                self.same.setdefault(name, {})[rep] = earlier[-1]
+                return
+        size = sum(a.nbytes for a in arrays.values())
+        if self.nbytes.get(name, 0) + size > self.MAX_BYTES:
+            self.capped_at[name] = rep
+            return
+        self.nbytes[name] = self.nbytes.get(name, 0) + size
+        kept[rep] = arrays
+
+    def write(self, out: Path) -> dict[str, Any]:
+        """Write `timed-<name>.npz` (keys `r<rep>_<column>`); returns what the response records."""
+        import numpy as np
+
+        for name, (rep, result) in self.last.items():
+            self._keep(name, rep, result)
+        self.last.clear()  # the last results hold device memory
+        facts = {}
+        for name in self.kept.keys() | self.errors.keys():
+            kept = self.kept.get(name, {})
+            np.savez(
+                out / f"timed-{name}.npz",
+                **{f"r{r}_{c}": a for r, arrays in kept.items() for c, a in arrays.items()},
+            )
+            facts[name] = {
+                "kept": sorted(kept),
+                "same_as": {str(r): e for r, e in self.same.get(name, {}).items()},
+                "capped_at": self.capped_at.get(name),
+                "error": self.errors.get(name),
+            }
+        return facts
 
 
 def _trials(
@@ -133,7 +227,8 @@ def _trials(
 def _choose_baseline(
     query: Any,
     mode: str,
-    call: Callable[[Callable[..., Any]], Any],
+    inputs: Callable[[int], tuple[Any, dict[str, Any]]],
+    strata: int,
     device: Any,
     policy: Any,
     choice: dict[str, Any],
@@ -142,13 +237,13 @@ def _choose_baseline(
 
     "compiled" puts the plan's `_query_core` under torch.compile and leaves run_query's host-side
     parameter handling eager: rotated parameters then cost one recompile (dynamic scalars), not one
-    per parameter set. For "best" both are warmed up, `probe_reps` reps of each are timed, and the
-    faster median wins; a plan that fails to compile is timed eager.
+    per parameter set. For "best" both are warmed up on the rotated inputs, `probe_reps` reps of each
+    are timed, and the faster median wins; a plan that fails to compile is timed eager.
     """
     import torch
 
     from evaluator.kernel_loader import short_error, with_core
-    from evaluator.timing import time_interleaved
+    from evaluator.timing import time_rotated
 
     eager = query.plan().run_query
     if mode == "eager":
@@ -159,14 +254,17 @@ def _choose_baseline(
         choice["baseline_mode"] = "compiled"
         return compiled
     try:
-        call(compiled)  # the first call compiles: a failure here leaves eager as the only choice
+        _rotated(compiled, inputs)(0)  # the first call compiles: a failure leaves eager the only choice
     except Exception as exc:
         choice["baseline_mode"] = "eager"
         choice["baseline_probe"] = {"compile_error": short_error(exc)}
         return eager
     probe = replace(policy, min_reps=policy.probe_reps, min_time_s=0.0, max_time_s=0.0)
-    stats = time_interleaved(
-        {"eager": lambda: call(eager), "compiled": lambda: call(compiled)}, device=device, policy=probe
+    stats = time_rotated(
+        {"eager": _rotated(eager, inputs), "compiled": _rotated(compiled, inputs)},
+        device=device,
+        policy=probe,
+        strata=strata,
     )
     chosen = min(stats, key=lambda name: stats[name].median_ms)
     choice["baseline_mode"] = chosen

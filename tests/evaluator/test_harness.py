@@ -232,3 +232,55 @@ def test_check_scale_factors_refuse_what_is_not_a_positive_number(spec: str) -> 
 
     with pytest.raises(ValueError, match="scale factors"):
         check_scale_factors(spec, 10)
+
+
+def test_timed_reps_rotate_parameter_sets_and_fresh_tensors(make_set, sf001: Path, tmp_path: Path) -> None:
+    log = tmp_path / "calls.txt"
+    source = (
+        "from evaluator.torchplan.plans.q06 import run_query as plan\n\n"
+        "def run_query(tables, **params):\n"
+        f"    with open({str(log)!r}, 'a') as f:\n"
+        "        pointer = tables['lineitem']['l_discount'].data_ptr()\n"
+        "        f.write(f\"{pointer} {params['date']} {params['discount']}\\n\")\n"
+        "    return plan(tables, **params)\n"
+    )
+    result = q06(run(make_set(q06=source), sf001))
+    assert result.status == Status.PASSED, result.reason
+    calls = log.read_text().splitlines()[5:]  # after the 5 trials: warm-up and timed reps
+    assert len({c.split()[0] for c in calls}) >= 3  # the pool's clones, not one tensor
+    assert len({tuple(c.split()[1:]) for c in calls}) == 5  # every parameter set, not the defaults alone
+
+
+def test_a_kernel_that_replays_the_default_answer_while_timed_is_caught(make_set, sf001: Path) -> None:
+    source = (
+        "from evaluator.torchplan.plans.q06 import run_query as plan\n\n"
+        "CALLS = []\n\n"
+        "def run_query(tables, **params):\n"
+        "    CALLS.append(1)\n"
+        "    if len(CALLS) > 5:  # past the trials: answer every call with the defaults' result\n"
+        "        params = {}\n"
+        "    return plan(tables, **params)\n"
+    )
+    result = q06(run(make_set(q06=source), sf001))
+    assert result.status == Status.WRONG_ANSWER
+    assert result.reason.startswith("while being timed: timed rep 2 of ")
+    assert "column 'revenue' differs" in result.reason and result.kernel_ms is None
+
+
+def test_a_kernel_that_mutates_its_inputs_only_while_timed_is_caught_and_the_baseline_timed_alone(
+    make_set, sf001: Path
+) -> None:
+    source = (
+        "from evaluator.torchplan.plans.q06 import run_query as plan\n\n"
+        "CALLS = []\n\n"
+        "def run_query(tables, **params):\n"
+        "    CALLS.append(1)\n"
+        "    out = plan(tables, **params)\n"
+        "    if len(CALLS) > 5:\n"
+        "        tables['lineitem']['l_quantity'].add_(100.0)  # the next call filters nothing\n"
+        "    return out\n"
+    )
+    result = q06(run(make_set(q06=source), sf001))
+    assert result.status == Status.WRONG_ANSWER
+    assert "modified its input tensors while being timed" in result.reason
+    assert result.baseline_ms > 0 and "kernel" not in result.stats  # timed again, alone

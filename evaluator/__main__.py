@@ -77,6 +77,7 @@ def main(argv: list[str] | None = None) -> int:
     bench.add_argument("--queries", type=_query_list, help="e.g. 1,6,13 (default: all)")
     bench.add_argument("--max-time", type=float, default=3.0, help="timing budget per query, seconds")
     bench.add_argument("--out", type=Path, help="write the rows as JSON here (after every query)")
+    bench.add_argument("--generated", action="store_true", help="also time the compiler's programs")
 
     torchplan = commands.add_parser("torchplan", help="compile a SQL query into a TorchPlan module")
     torchplan.add_argument("sql", help="the SQL text, or @FILE to read it from a file")
@@ -253,7 +254,7 @@ def _bench(args: argparse.Namespace) -> int:
     rows = []
     for number in args.queries or sorted(QUERIES):
         try:
-            row = bench_query(QUERIES[number], folder, device, bandwidth, policy)
+            row = bench_query(QUERIES[number], folder, device, bandwidth, policy, args.generated)
         except Exception as exc:  # one failing plan must not hide the other queries' figures
             error = f"{type(exc).__name__}: {exc}"[:300]
             row = BenchRow(number, 0.0, None, None, None, 0, None, correct=False, note=error)

@@ -32,9 +32,12 @@ def load_kernel(query: Query, path: Path, scope: str) -> Callable[..., Any]:
     return fn if scope == "full" else with_core(query, fn)
 
 
-def with_core(query: Query, core: Callable[..., Any]) -> Callable[..., Any]:
-    """The TorchPlan's own run_query, with its module globals seeing `core` as its _query_core."""
-    plan_run = query.plan().run_query
+def with_core(
+    query: Query, core: Callable[..., Any], plan: types.ModuleType | None = None
+) -> Callable[..., Any]:
+    """The TorchPlan's own run_query (or `plan`'s: a generated one), its globals seeing `core` as its
+    _query_core."""
+    plan_run = (plan or query.plan()).run_query
     globals_ = dict(plan_run.__globals__, _query_core=core)
     run = types.FunctionType(plan_run.__code__, globals_, plan_run.__name__, plan_run.__defaults__)
     run.__kwdefaults__ = plan_run.__kwdefaults__

@@ -5,6 +5,7 @@
 # its results to $OUT as it goes, so a cut-off step still returns what it measured.
 #   bash scripts/gpu/torchplans.sh [STEP ...]    steps: bench10 validate10 validate1 (default: all)
 #   QUERIES=12,13 bash scripts/gpu/torchplans.sh bench10
+#   BENCH_GENERATED=1 ...    the bench also times the compiler's programs (evaluator/torchplan/generated)
 set -uo pipefail
 python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --target /tmp/site .whl/*.whl
 export PYTHONPATH=/tmp/site:$PWD PYTHONUNBUFFERED=1
@@ -16,7 +17,8 @@ python3 -m evaluator prepare --sf 10 --data-dir var/data 2>&1 | grep -v 'col/s'
 for step in "${steps[@]}"; do
   case $step in
     bench10) timeout ${BENCH_TIMEOUT:-420} python3 -m evaluator bench --sf 10 --device cuda --data-dir var/data --max-time ${BENCH_MAX_TIME:-2} \
-               $only --out "$OUT/bench-sf10${QUERIES:+-$QUERIES}.json" 2>&1 | tee -a "$OUT/bench-sf10.txt" ;;
+               $only ${BENCH_GENERATED:+--generated} --out "$OUT/bench-sf10${QUERIES:+-$QUERIES}.json" 2>&1 \
+               | tee -a "$OUT/bench-sf10.txt" ;;
     validate10) timeout ${VALIDATE_TIMEOUT:-240} python3 -m evaluator validate --sf 10 --device cuda \
                --data-dir var/data --random-sets ${RANDOM_SETS:-5} \
                $only --out "$OUT/validate-sf10.json" 2>&1 | grep -v 'query/s' | tee -a "$OUT/validate-sf10.txt" ;;

@@ -187,7 +187,8 @@ def _evaluate_query(
                 _judge(result, query, options, params, verify, response, out, answers)
                 spoiled = _shared_session_problem(query, options, params, verify, response, out, answers)
                 if spoiled:  # the kernel spoiled the baseline's half of the session
-                    result.status, result.reason = Status.WRONG_ANSWER, spoiled
+                    if result.status == Status.PASSED:
+                        result.status, result.reason = Status.WRONG_ANSWER, spoiled
                     alone = True
             if alone:
                 response, problem = _run(query, None, scope, options, baseline_mode, params, verify, out,
@@ -341,15 +342,16 @@ def _judge(
     if error:
         result.status, result.reason = Status.RUNTIME_ERROR, f"while being timed: {error}"
         return
+    if response.get("timed_inputs_changed"):  # the cause, before the wrong results it leads to
+        result.status = Status.WRONG_ANSWER
+        result.reason = "the kernel modified its input tensors while being timed"
+        return
     main = len(folders) - 1
     problem = timed_problem(query, folders[main], out, "kernel", response, verify, params,
                             lambda index: answers.get(main, index))  # fmt: skip
     if problem:
-        result.status, result.reason = Status.WRONG_ANSWER, f"while being timed: {problem}"
-        return
-    if response.get("timed_inputs_changed"):
         result.status = Status.WRONG_ANSWER
-        result.reason = "the kernel modified its input tensors while being timed"
+        result.reason = f"the result returned while being timed is wrong: {problem}"
         return
     result.status = Status.PASSED
 

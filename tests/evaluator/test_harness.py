@@ -263,7 +263,7 @@ def test_a_kernel_that_replays_the_default_answer_while_timed_is_caught(make_set
     )
     result = q06(run(make_set(q06=source), sf001))
     assert result.status == Status.WRONG_ANSWER
-    assert result.reason.startswith("while being timed: timed rep 2 of ")
+    assert result.reason.startswith("the result returned while being timed is wrong: timed rep 2 of ")
     assert "column 'revenue' differs" in result.reason and result.kernel_ms is None
 
 

@@ -25,6 +25,9 @@ def announce_sandbox(sender: Any, proc_name: str = "", **kwargs: Any) -> None:
     if settings.DKB_SANDBOX == "process":
         print(PROCESS_SANDBOX_WARNING, flush=True)
         return
+    if settings.DKB_SANDBOX == "docker":
+        print(f"worker {proc_name}: evaluating in Docker containers of the evaluator image", flush=True)
+        return
     from sandbox import core
 
     problem = core.bubblewrap_available()

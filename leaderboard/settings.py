@@ -219,7 +219,9 @@ REST_FRAMEWORK = {
 
 # The evaluation: where data lives, how kernels are isolated, how long one set may take.
 DKB_DATA_DIR = Path(env_str("DKB_DATA_DIR", str(VAR_DIR / "data")))
-DKB_SANDBOX = env_choice("DKB_SANDBOX", "bubblewrap", ("bubblewrap", "process"))
+# docker: each runner in a container of DKB_EVALUATOR_IMAGE (pinned by digest) on GPU DKB_DOCKER_GPU,
+# both read by sandbox/docker.py.
+DKB_SANDBOX = env_choice("DKB_SANDBOX", "bubblewrap", ("bubblewrap", "docker", "process"))
 DKB_SCALE_FACTOR = env_float("DKB_SCALE_FACTOR", 0.01)
 DKB_DEVICE = env_choice("DKB_DEVICE", "auto", ("auto", "cpu", "cuda"))
 # Further scale factors of the correctness trials (evaluator.harness.check_scale_factors): "auto" is a

@@ -29,7 +29,7 @@ from evaluator.tpch.generate import prepare
 from sandbox.cgroup import Cgroup
 from sandbox.limits import Limits
 
-BACKENDS = ("bubblewrap", "process")
+BACKENDS = ("bubblewrap", "docker", "process")
 # The runner sees the evaluator package here; the project around it (database, other submissions) never.
 PACKAGE_INSIDE = Path("/sandbox/lib")
 # The few files from /etc that a Python process, gcc (Triton's launcher build) and CUDA need; binding
@@ -73,6 +73,10 @@ def evaluate(job: Job, *, backend: str = "bubblewrap", limits: Limits | None = N
     limits = limits or Limits.default()
     if backend == "bubblewrap":
         launcher: Launcher = BubblewrapLauncher(device=job.device, deadline=deadline, limits=limits)
+    elif backend == "docker":
+        from sandbox.docker import DockerLauncher  # it imports this module
+
+        launcher = DockerLauncher(device=job.device, deadline=deadline, limits=limits)
     else:
         print("WARNING: sandbox backend 'process': kernels run WITHOUT isolation", flush=True)
         launcher = ProcessLauncher(deadline=deadline, limits=limits)
@@ -93,8 +97,9 @@ def evaluate(job: Job, *, backend: str = "bubblewrap", limits: Limits | None = N
         raise
     except EvaluatorError as exc:  # ours (a baseline runner failed, data missing): retryable
         raise SandboxError(str(exc)) from exc
-    report["sandbox"] = {"backend": backend, "isolated": backend == "bubblewrap",
-                         "limits": limits.describe() | {"cgroup": cgroup_support()}}  # fmt: skip
+    cgroup = "docker" if backend == "docker" else cgroup_support()
+    report["sandbox"] = {"backend": backend, "isolated": backend != "process",
+                         "limits": limits.describe() | {"cgroup": cgroup}}  # fmt: skip
     return report
 
 
@@ -111,7 +116,7 @@ class ProcessLauncher(Launcher):
         env = _base_env(launch) | {
             "PYTHONPATH": os.pathsep.join(map(str, [_package_root(), *_host_pythonpath()]))
         }
-        timeout_s = _remaining(self.deadline, launch.timeout_s)
+        timeout_s = remaining(self.deadline, launch.timeout_s)
         return run_limited(launch.argv, env=env, timeout_s=timeout_s, limits=self.limits)
 
 
@@ -130,7 +135,7 @@ class BubblewrapLauncher(Launcher):
         self.limits = limits or Limits.default()
 
     def __call__(self, launch: Launch) -> Outcome:
-        timeout_s = _remaining(self.deadline, launch.timeout_s)
+        timeout_s = remaining(self.deadline, launch.timeout_s)
         outcome = run_limited(self.command(launch), env={"PATH": "/usr/bin:/bin"}, timeout_s=timeout_s,
                               limits=self.limits)  # fmt: skip
         code = outcome.returncode
@@ -234,7 +239,7 @@ def _bind_ro(path: Path) -> list[str]:
     return ["--ro-bind", str(path), str(path)]
 
 
-def _remaining(deadline: float, limit: float) -> float:
+def remaining(deadline: float, limit: float) -> float:
     left = deadline - time.monotonic()
     if left <= 0:
         raise SandboxTimeout("the evaluation ran past its wall-time limit and was stopped")

@@ -1,0 +1,160 @@
+"""The nvidia-docker backend: every runner in a fresh container of the evaluator image (production GPU hosts).
+
+`docker run` with one pinned GPU, no network, a read-only root, a tmpfs scratch, no capabilities, no
+new privileges, pids / memory / ulimits from `Limits`, a non-root user, the image pinned by digest and
+never pulled at run time, and only the data, the kernel set and the runner's scratch bound in (the DuckDB
+file masked). The container is named, so that after it ends `docker inspect` can tell an out-of-memory
+kill from a crash and a runner's exit status from Docker's own failure, and so that a runner past its
+time limit can be killed: killing the `docker run` client does not stop its container.
+
+No Docker engine runs on the machines this was written on: the command it builds and how it maps
+outcomes are tested against a fake `docker` (tests/sandbox/test_docker.py), never a real engine.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import secrets
+import shutil
+import subprocess
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+from evaluator.harness import Launch, Launcher, Outcome, run_process
+from sandbox.core import SandboxError, SandboxUnavailable, remaining
+from sandbox.limits import Limits
+
+# Inside the container: the image's own interpreter, with the evaluator package installed in it.
+PYTHON = "python"
+USER = "65534:65534"  # nobody: not root, and no user of the host's
+PINNED = re.compile(r"[^@\s]+@sha256:[0-9a-f]{64}")
+# `docker run` answers these itself when the container could not be made or its command not started.
+DOCKER_FAILURES = (125, 126, 127)
+NEVER_STARTED = "0001-01-01T00:00:00Z"
+
+
+class DockerLauncher(Launcher):
+    backend = "docker"
+
+    def __init__(
+        self,
+        *,
+        device: str,
+        deadline: float,
+        limits: Limits | None = None,
+        image: str | None = None,
+        gpu: str | None = None,
+    ) -> None:
+        self.image = image or os.environ.get("DKB_EVALUATOR_IMAGE", "")
+        if not PINNED.fullmatch(self.image):
+            raise SandboxUnavailable(
+                f"the docker backend needs the evaluator image pinned by digest (image@sha256:<64 hex>) in "
+                f"DKB_EVALUATOR_IMAGE, got {self.image!r}"
+            )
+        self.docker = shutil.which("docker")
+        if self.docker is None:
+            raise SandboxUnavailable("the docker backend needs the docker client on PATH")
+        self.device = device
+        self.gpu = gpu or os.environ.get("DKB_DOCKER_GPU", "0")
+        self.deadline = deadline
+        self.limits = limits or Limits.default()
+
+    def __call__(self, launch: Launch) -> Outcome:
+        name = f"dkb-runner-{os.getpid()}-{secrets.token_hex(4)}"
+        timeout_s = remaining(self.deadline, launch.timeout_s)
+        for path in launch.writable:
+            _writable_by_the_container(path)
+        try:
+            outcome = run_process(self.command(launch, name), env=self._client_env(), timeout_s=timeout_s)
+            if outcome.returncode is None:
+                self._docker("kill", name)  # the client is gone; its container is not
+                return outcome
+            state = self._state(name)
+            code = outcome.returncode
+            if code in DOCKER_FAILURES and not _ran(state):
+                raise SandboxError(f"docker could not run the image (status {code}): {outcome.log[-500:]}")
+            if code != 0 and state.get("OOMKilled"):
+                return replace(outcome, out_of_memory=True)
+            if code > 128:
+                # --init's exit status for a runner killed by signal N is 128 + N: say so as Popen does.
+                return replace(outcome, returncode=128 - code)
+            return outcome
+        finally:
+            self._docker("rm", "--force", name)
+
+    def command(self, launch: Launch, name: str) -> list[str]:
+        limits = self.limits
+        cpu = limits.cpu_seconds(launch.timeout_s)
+        command = [
+            str(self.docker), "run", "--name", name, "--pull", "never", "--init",
+            "--network", "none", "--read-only", "--cap-drop", "ALL",
+            "--security-opt", "no-new-privileges", "--user", USER, "--hostname", "sandbox",
+            "--pids-limit", str(limits.processes),
+            "--memory", str(limits.memory_bytes), "--memory-swap", str(limits.memory_bytes),
+            "--ulimit", "core=0", "--ulimit", f"nofile={limits.open_files}:{limits.open_files}",
+            "--ulimit", f"cpu={cpu}:{cpu + 5}",
+            "--ulimit", f"data={limits.memory_bytes}:{limits.memory_bytes}",
+            # exec: Triton loads the launchers it compiles from its cache under /tmp.
+            "--tmpfs", f"/tmp:rw,nosuid,nodev,exec,mode=1777,size={limits.scratch_bytes}",
+            "--workdir", "/tmp",
+        ]  # fmt: skip
+        if self.device.startswith("cuda"):
+            command += ["--gpus", f"device={self.gpu}"]
+        for path in launch.readable:
+            command += ["--mount", f"type=bind,source={path},target={path},readonly"]
+        for path in launch.hidden:
+            if path.exists():  # masked: the expected answers live there
+                command += ["--mount", f"type=bind,source=/dev/null,target={path},readonly"]
+        for path in launch.writable:
+            command += ["--mount", f"type=bind,source={path},target={path}"]
+        for key, value in sorted(_container_env(launch).items()):
+            command += ["--env", f"{key}={value}"]
+        return command + [self.image, PYTHON, *launch.argv[1:]]
+
+    def _state(self, name: str) -> dict[str, Any]:
+        done = self._docker("inspect", "--format", "{{json .State}}", name)
+        try:
+            return json.loads(done.stdout) if done.returncode == 0 else {}
+        except ValueError:
+            return {}
+
+    def _docker(self, *args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run([str(self.docker), *args], env=self._client_env(), capture_output=True,
+                              text=True, timeout=60)  # fmt: skip
+
+    @staticmethod
+    def _client_env() -> dict[str, str]:
+        """The docker client's own environment: how to reach the engine, nothing else of the worker's."""
+        names = ("PATH", "HOME", "DOCKER_HOST", "DOCKER_CONFIG", "DOCKER_CONTEXT", "DOCKER_CERT_PATH",
+                 "DOCKER_TLS_VERIFY")  # fmt: skip
+        return {k: os.environ[k] for k in names if k in os.environ}
+
+
+def _ran(state: dict[str, Any]) -> bool:
+    """Whether the container's process started (so its exit status is the runner's, not Docker's)."""
+    return bool(state) and not state.get("Error") and state.get("StartedAt", NEVER_STARTED) != NEVER_STARTED
+
+
+def _container_env(launch: Launch) -> dict[str, str]:
+    env = {
+        "HOME": "/tmp",
+        "LANG": "C.UTF-8",
+        "PYTHONDONTWRITEBYTECODE": "1",
+        "PYTHONUNBUFFERED": "1",
+        "TRITON_CACHE_DIR": "/tmp/triton",
+        "TORCH_EXTENSIONS_DIR": "/tmp/torch_extensions",
+        "TORCHINDUCTOR_CACHE_DIR": "/tmp/inductor",
+    }
+    return env | launch.env
+
+
+def _writable_by_the_container(path: Path) -> None:
+    """The runner's scratch folder, made the container user's (root) or open to it (anyone else)."""
+    uid, gid = (int(part) for part in USER.split(":"))
+    if os.geteuid() == 0:
+        os.chown(path, uid, gid)
+    else:
+        path.chmod(0o777)

@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from evaluator import HARNESS_VERSION, admission
+from evaluator.attribution import attribute, fallback_reason, own_kernels
 from evaluator.errors import EvaluatorError
 from evaluator.judge import Answers, compare_file, timed_problem
 from evaluator.kernelset import KernelSet
@@ -203,6 +204,7 @@ def _evaluate_query(
     timing = response.get("timing") or {}
     result.stats = dict(timing)
     result.baseline_ms = timing["baseline"]["median_ms"]
+    _attribute(result, response, kernel_path.read_text() if kernel_path else "")
     if result.status == Status.PASSED and "kernel" in timing:
         result.kernel_ms = timing["kernel"]["median_ms"]
         result.speedup = result.baseline_ms / result.kernel_ms
@@ -210,6 +212,25 @@ def _evaluate_query(
             result, response.get("nbytes", 0), (response.get("hardware") or {}).get("peak_bandwidth_gbs")
         )
     return result, response.get("hardware") or {}
+
+
+def _attribute(result: QueryResult, response: dict[str, Any], source: str) -> None:
+    """Device time share and launches from the runner's profiled calls; the framework-fallback label."""
+    profile = response.get("profile") or {}
+    found = {}
+    for name, own in (("baseline", frozenset()), ("kernel", own_kernels(source))):
+        if name in profile:
+            found[name] = attribute((profile[name] or {}).get("activity"), own)
+    if not found:
+        return
+    result.stats["attribution"] = {name: a.to_dict() for name, a in found.items()}
+    result.stats["baseline_launches"] = found["baseline"].launches if "baseline" in found else None
+    if "kernel" in found:
+        result.kernel_time_share = found["kernel"].share
+        result.launches = found["kernel"].launches
+        reason = fallback_reason(found["kernel"])
+        if reason:
+            result.stats["framework_fallback"] = reason
 
 
 def _run(

@@ -103,6 +103,25 @@ def _run(request: dict[str, Any], out: Path, response: dict[str, Any]) -> None:
     response["timed"] = keeper.write(out)
     changed = not all(torch.equal(c[t][n], tables[t][n]) for c in pool for t in tables for n in tables[t])
     response["timed_inputs_changed"] = changed
+    response["profile"] = {name: _profile(fn, device) for name, fn in candidates.items()}
+
+
+def _profile(fn: Callable[[int], Any], device: Any) -> dict[str, Any]:
+    """One more call (rep 0's inputs) under torch.profiler: its device activity, as data."""
+    import torch
+    from torch.profiler import ProfilerActivity, profile
+
+    from evaluator.attribution import device_activity
+
+    activities = [ProfilerActivity.CPU] + ([ProfilerActivity.CUDA] if device.type == "cuda" else [])
+    try:
+        with profile(activities=activities) as prof:
+            fn(0)
+            if device.type == "cuda":
+                torch.cuda.synchronize(device)
+        return {"activity": device_activity(prof.events())}
+    except Exception as exc:  # attribution is a label, not a verdict: a profiler failure only loses it
+        return {"activity": None, "error": f"{type(exc).__name__}: {exc}"[:300]}
 
 
 def _rotated(

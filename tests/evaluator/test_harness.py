@@ -40,6 +40,9 @@ def test_the_example_sets_pass_with_timings(example: str, make_set: Callable[...
     assert result.speedup == pytest.approx(result.baseline_ms / result.kernel_ms)
     assert result.stats["kernel"]["n"] >= 3
     assert report.pass_rate == 1.0 and report.baseline == "eager" and report.hardware["device"] == "cpu"
+    # Profiled on the CPU: no device time, so no share, no launch count and no label.
+    assert result.kernel_time_share is None and result.launches is None
+    assert result.stats["attribution"]["kernel"]["share"] is None and "framework_fallback" not in result.stats
     assert report.to_dict()["schema_version"] == 2
 
 

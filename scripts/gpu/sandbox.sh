@@ -1,0 +1,65 @@
+#!/usr/bin/env bash
+# Issue 5 on the lent H200: the GPU-only attacks, each run as Q6 by a per-query runner inside bubblewrap
+# under the sandbox's limits, at SF0.1 with the eager baseline (no compile time). About 2 minutes.
+# Needs .whl (../shared/gpu/wheels.sh) and .deb (../shared/gpu/bubblewrap.sh): carry [".whl", ".deb"].
+# Prints one line per attack (OK when the outcome is the expected one) and writes $OUT/sandbox.json.
+set -euo pipefail
+python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --target /tmp/site .whl/*.whl
+export PYTHONPATH=/tmp/site:$PWD PYTHONUNBUFFERED=1
+dpkg -x .deb/bubblewrap_*.deb /tmp/bw && export PATH=/tmp/bw/usr/bin:$PATH
+OUT=${OUT:-/tmp/out}; mkdir -p "$OUT"
+nvidia-smi --query-gpu=name,driver_version --format=csv,noheader | tee "$OUT/sandbox-gpu.txt"
+python3 -m evaluator prepare --sf 0.1 --data-dir /tmp/data 2>&1 | grep -v 'col/s' || true
+timeout 420 python3 - "$OUT/sandbox.json" <<'EOF' 2>&1 | tee -a "$OUT/sandbox-gpu.txt"
+import json, shutil, sys, tempfile, time
+from pathlib import Path
+
+from evaluator import admission
+from evaluator.harness import Options, evaluate
+from evaluator.kernelset import kernel_set_from_dir
+from evaluator.timing import TimingPolicy
+from sandbox.core import BubblewrapLauncher, cgroup_support
+from sandbox.limits import Limits
+
+ATTACKS = Path("tests/sandbox/attacks")
+SF = Path("/tmp/data/sf0.1")
+checked = admission.check
+# name, kernel file (None: the example set), admission on?, queries, what is expected
+ROWS = [
+    ("example set under the limits (RLIMIT_DATA with CUDA)", None, True, (6,), "passed"),
+    ("CUDA illegal address (Triton store), then Q1", "gpu_illegal_address", True, (6, 1), "crashed"),
+    ("GPU memory exhaustion", "gpu_out_of_memory", True, (6,), "out_of_memory"),
+    ("side stream left running (admission off)", "gpu_side_stream", False, (6,), "passed, >= 20 ms"),
+    ("torch.cuda.synchronize patched (admission off)", "gpu_patch_synchronize", False, (6,), "see kernel_ms"),
+]
+limits = Limits.default()
+print(f"limits: {limits.describe()} cgroup: {cgroup_support()}", flush=True)
+results = []
+for title, attack, admitted, queries, expected in ROWS:
+    started = time.monotonic()
+    with tempfile.TemporaryDirectory() as scratch:
+        kernel_dir = Path(scratch) / "set"
+        shutil.copytree("examples/triton-q06-full", kernel_dir)
+        if attack:
+            shutil.copy(ATTACKS / f"{attack}.py", kernel_dir / "q06.py")
+        admission.check = checked if admitted else (lambda source, filename="": [])
+        options = Options(sf_folder=SF, device="cuda", baseline="eager", trials=2, query_timeout_s=90,
+                          queries=queries, timing=TimingPolicy.for_device("cuda", 0.5))
+        launcher = BubblewrapLauncher(device="cuda", deadline=time.monotonic() + 300, limits=limits)
+        try:
+            report = evaluate(kernel_set_from_dir(kernel_dir), kernel_dir, options, launcher).to_dict()
+            rows = {q["query"]: q for q in report["queries"]}
+        except Exception as exc:  # an evaluator error is a finding too
+            rows = {6: {"status": f"EVALUATOR ERROR {type(exc).__name__}", "reason": str(exc)}}
+    q6 = rows[6]
+    got = q6["status"]
+    ok = got == expected.split(",")[0] and (">= 20 ms" not in expected or (q6.get("kernel_ms") or 0) >= 20)
+    mark = "OK " if ok else ("-- " if expected == "see kernel_ms" else "UNEXPECTED ")
+    others = {n: r["status"] for n, r in rows.items() if n != 6}
+    print(f"{mark}{title}: {got} kernel_ms={q6.get('kernel_ms')} baseline_ms={q6.get('baseline_ms')} "
+          f"others={others} ({time.monotonic() - started:.0f} s)\n    {(q6.get('reason') or '')[:300]}", flush=True)
+    results.append({"attack": title, "file": attack, "admission": admitted, "expected": expected,
+                    "queries": rows, "ok": ok})
+Path(sys.argv[1]).write_text(json.dumps({"limits": limits.describe(), "cgroup": cgroup_support(),
+                                         "results": results}, indent=2, default=str))
+EOF

@@ -44,6 +44,16 @@ def main(argv: list[str] | None = None) -> int:
     run.add_argument("--max-time", type=float, help="timing budget per query, s (15 on a GPU, 2 on a CPU)")
     run.add_argument("--no-prepare", action="store_true", help="fail rather than generate missing data")
     run.add_argument("--queries", type=_query_list, help="evaluate only these, e.g. 6,14 (default: all)")
+    run.add_argument("--compile-cache", type=Path, help="a cache `warm` filled: runners start from a copy")
+
+    warm = commands.add_parser("warm", help="compile the baselines into a cache, in a trusted process")
+    warm.add_argument("--cache-dir", type=Path, required=True, help="the cache to fill")
+    warm.add_argument("--sf", type=float, default=0.01, help="scale factor (default 0.01)")
+    warm.add_argument("--data-dir", type=Path, default=Path(DEFAULT_DATA_DIR))
+    warm.add_argument("--device", default="auto", help="cpu, cuda or auto (cuda when present)")
+    warm.add_argument("--trials", type=int, default=5, help="parameter sets per query, as for run")
+    warm.add_argument("--seed", type=int, required=True, help="the seed the runs will use")
+    warm.add_argument("--queries", type=_query_list, help="e.g. 1,6,13 (default: all)")
 
     check = commands.add_parser("check", help="fast feedback on one kernel file, as JSON")
     check.add_argument("kernel", type=Path, help="a kernel file named after its query, e.g. q06.py")
@@ -99,6 +109,15 @@ def main(argv: list[str] | None = None) -> int:
             return 0
         if args.command == "check":
             return _check(args)
+        if args.command == "warm":
+            from evaluator.queries import QUERIES
+            from evaluator.tpch.generate import prepare as prepare_data
+            from evaluator.warm import warm
+
+            folder = prepare_data(args.data_dir, args.sf, progress=False)
+            device = _resolve_device(args.device)
+            warm(args.cache_dir, folder, device, args.queries or sorted(QUERIES), args.trials, args.seed)
+            return 0
         if args.command == "validate":
             return _validate(args)
         if args.command == "bench":
@@ -146,6 +165,7 @@ def _run(args: argparse.Namespace) -> int:
         trials=args.trials,
         seed=args.seed,
         timing=TimingPolicy.for_device(torch.device(device).type, args.max_time),
+        compile_cache=args.compile_cache,
         **({"queries": tuple(args.queries)} if args.queries else {}),
     )
     report = evaluate(kernel_set, args.kernel_set, options)

@@ -87,6 +87,10 @@ class Options:
     # there too, in the same runner, before the main scale factor's trials; timing is at the main one.
     check_sf_folders: tuple[Path, ...] = ()
     verify_share: float | None = None  # share of timed reps whose results are checked; None: by SF
+    # A compile cache a trusted process filled (`python -m evaluator warm`): each runner starts from a
+    # private copy of it, so the baselines' torch.compile is a cache hit and nothing a runner writes
+    # reaches another.
+    compile_cache: Path | None = None
 
     def __or__(self, changes: dict[str, Any]) -> Options:
         return replace(self, **changes)
@@ -263,7 +267,7 @@ def _run(
     outcome = launch(Launch(
         argv=[sys.executable, "-m", "evaluator.runner", str(out / "request.json")],
         readable=readable, writable=[out], hidden=[f / "tpch.duckdb" for f in folders],
-        env={"TRITON_INTERPRET": "1"} if options.device == "cpu" else {}, timeout_s=limit,
+        env=_build_env(out, options), timeout_s=limit,
     ))  # fmt: skip
     response_path = out / "response.json"
     if outcome.returncode is None:
@@ -277,6 +281,20 @@ def _run(
         return json.loads(response_path.read_text()), None
     except ValueError:
         return {}, (Status.RUNTIME_ERROR, "the runner's response is not JSON")
+
+
+def _build_env(out: Path, options: Options) -> dict[str, str]:
+    """Fresh build caches for one runner, under its scratch folder (nothing built by one submission is
+    seen by another), seeded with a copy of the trusted compile cache when there is one."""
+    build = out / "build"
+    dirs = {"TORCHINDUCTOR_CACHE_DIR": build / "inductor", "TRITON_CACHE_DIR": build / "triton",
+            "TORCH_EXTENSIONS_DIR": build / "torch_extensions"}  # fmt: skip
+    if options.compile_cache:
+        for name in ("inductor", "triton"):
+            if (Path(options.compile_cache) / name).is_dir():
+                shutil.copytree(Path(options.compile_cache) / name, build / name, symlinks=True)
+    env = {name: str(path) for name, path in dirs.items()}
+    return env | ({"TRITON_INTERPRET": "1"} if options.device == "cpu" else {})
 
 
 # Signals a runner dies of that are the kernel's crash (a bad pointer, an abort, a bad instruction).

@@ -17,7 +17,7 @@ python3 -m evaluator prepare --sf 10 --data-dir var/data 2>&1 | grep -v 'col/s'
 for step in "${steps[@]}"; do
   case $step in
     bench10) timeout ${BENCH_TIMEOUT:-420} python3 -m evaluator bench --sf 10 --device cuda --data-dir var/data --max-time ${BENCH_MAX_TIME:-2} \
-               $only ${BENCH_GENERATED:+--generated} --out "$OUT/bench-sf10${QUERIES:+-$QUERIES}.json" 2>&1 \
+               $only ${BENCH_GENERATED:+--generated} --out "$OUT/bench-sf10${QUERIES:+-${QUERIES//,/-}}.json" 2>&1 \
                | tee -a "$OUT/bench-sf10.txt" ;;
     validate10) timeout ${VALIDATE_TIMEOUT:-240} python3 -m evaluator validate --sf 10 --device cuda \
                --data-dir var/data --random-sets ${RANDOM_SETS:-5} \

@@ -31,6 +31,12 @@ def sf0005(tpch_data: Path) -> Path:
     return prepare(tpch_data, 0.005, progress=False)
 
 
+@pytest.fixture(scope="session")
+def sf01(tpch_data: Path) -> Path:
+    """The SF0.1 folder (about 10 s to generate), for the TorchPlans' second scale factor."""
+    return prepare(tpch_data, 0.1, progress=False)
+
+
 @pytest.fixture
 def make_set(tmp_path: Path) -> Callable[..., Path]:
     """A kernel-set folder: an example's files, with q06.py rewritten or replaced when asked."""

@@ -7,13 +7,7 @@ from pathlib import Path
 import pytest
 
 from evaluator.queries import QUERIES
-from evaluator.tpch.generate import prepare
 from evaluator.validate import validate_query
-
-
-@pytest.fixture(scope="session")
-def sf01(tpch_data: Path) -> Path:
-    return prepare(tpch_data, 0.1, progress=False)
 
 
 @pytest.mark.parametrize("number", sorted(QUERIES))

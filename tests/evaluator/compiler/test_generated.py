@@ -52,6 +52,15 @@ def test_a_compiled_torchplan_matches_duckdb_with_defaults_and_random_params(
 
 
 @pytest.mark.parametrize("number", COMPILED)
+def test_a_compiled_torchplan_matches_duckdb_at_sf01(number: int, sf01: Path) -> None:
+    query = QUERIES[number]
+    rng = random.Random(f"compiler-sf01:{number}")
+    for params in [dict(query.defaults)] + [query.random_params(rng) for _ in range(5)]:
+        problem = _check(query, sf01, params)
+        assert problem is None, f"{params}: {problem}"
+
+
+@pytest.mark.parametrize("number", COMPILED)
 def test_a_compiled_module_names_its_parameters_with_the_query_defaults(number: int) -> None:
     import inspect
 

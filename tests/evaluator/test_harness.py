@@ -12,6 +12,7 @@ from evaluator.kernelset import kernel_set_from_dir
 from evaluator.report import QueryResult, Report, Status
 from evaluator.timing import TimingPolicy
 
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 # Enough reps to exercise the timing loop without spending CI minutes on statistics.
 QUICK_TIMING = TimingPolicy(warmup_reps=1, warmup_s=0.0, min_reps=3, min_time_s=0.0, max_time_s=0.3)
 
@@ -287,3 +288,23 @@ def test_a_kernel_that_mutates_its_inputs_only_while_timed_is_caught_and_the_bas
     assert result.status == Status.WRONG_ANSWER
     assert "modified its input tensors while being timed" in result.reason
     assert result.baseline_ms > 0 and "kernel" not in result.stats  # timed again, alone
+
+
+@pytest.mark.parametrize(("example", "queries"), [("triton-core", (1, 3, 14)), ("triton-full", (14,))])
+def test_the_triton_examples_pass_in_the_interpreter(
+    example: str, queries: tuple[int, ...], sf001: Path
+) -> None:
+    kernel_dir = EXAMPLES / example
+    assert sorted(kernel_set_from_dir(kernel_dir).kernels) == list(queries)
+    report = run(kernel_dir, sf001, queries=queries)
+    for result in report.queries:
+        assert result.status == Status.PASSED, f"Q{result.query}: {result.reason}"
+        assert result.trials == 5 and result.kernel_ms > 0 and result.baseline_ms > 0
+
+
+def test_the_cuda_example_set_is_admitted_and_needs_a_gpu_on_a_cpu(sf001: Path) -> None:
+    report = run(EXAMPLES / "cuda-core", sf001, queries=(6, 14))
+    assert report.language == "cuda" and report.scope == "core"
+    for result in report.queries:
+        assert result.status == Status.NEEDS_GPU, result.reason
+        assert result.baseline_ms > 0 and result.kernel_ms is None

@@ -10,6 +10,7 @@ whatever session or process group it moved to.
 from __future__ import annotations
 
 import os
+import re
 import secrets
 import signal
 import time
@@ -19,6 +20,7 @@ from sandbox.limits import Limits
 
 CONTROLLERS = ("memory", "pids")
 V2_PARENT = "dkb-sandbox"
+RUNNER_GROUP = re.compile(r"dkb-runner-(\d+)-[0-9a-f]+")
 
 
 class Cgroup:
@@ -103,6 +105,25 @@ class Cgroup:
         return pids
 
 
+def _sweep(parent: Path) -> None:
+    """Remove the empty cgroups that runners of a dead worker left (a killed worker cleans up nothing)."""
+    for path in parent.glob("dkb-runner-*"):
+        match = RUNNER_GROUP.fullmatch(path.name)
+        if match is None:
+            continue
+        try:
+            os.kill(int(match.group(1)), 0)
+            continue  # its worker is alive: its cgroup is in use
+        except ProcessLookupError:
+            pass
+        except PermissionError:
+            continue
+        try:
+            path.rmdir()  # fails while any process is left in it
+        except OSError:
+            pass
+
+
 def _mounts() -> list[tuple[str, str, set[str]]]:
     """(mount point, file system type, options) of every cgroup file system this process sees."""
     found = []
@@ -121,6 +142,7 @@ def _create_v2(name: str, limits: Limits) -> Cgroup | None:
     _enable_controllers(mount)  # the hierarchy's root may hold processes and still delegate
     parent.mkdir(exist_ok=True)
     _enable_controllers(parent)
+    _sweep(parent)
     path = parent / name
     path.mkdir()
     try:
@@ -153,6 +175,7 @@ def _create_v1(name: str, limits: Limits) -> Cgroup | None:
             for controller in CONTROLLERS:
                 if kind == "cgroup" and controller in options and controller in own:
                     path = Path(point) / own[controller].lstrip("/") / name
+                    _sweep(path.parent)
                     path.mkdir()
                     dirs[controller] = path
                     if controller == "memory":

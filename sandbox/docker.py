@@ -152,9 +152,14 @@ def _container_env(launch: Launch) -> dict[str, str]:
 
 
 def _writable_by_the_container(path: Path) -> None:
-    """The runner's scratch folder, made the container user's (root) or open to it (anyone else)."""
+    """The runner's scratch folder and all in it (build caches the harness put there), made the container
+    user's when the worker is root, else opened to it."""
     uid, gid = (int(part) for part in USER.split(":"))
-    if os.geteuid() == 0:
-        os.chown(path, uid, gid)
-    else:
-        path.chmod(0o777)
+    for root, dirs, files in os.walk(path):
+        for entry in [Path(root), *(Path(root) / name for name in dirs + files)]:
+            if entry.is_symlink():
+                continue
+            if os.geteuid() == 0:
+                os.chown(entry, uid, gid)
+            else:
+                entry.chmod(entry.stat().st_mode | (0o777 if entry.is_dir() else 0o666))

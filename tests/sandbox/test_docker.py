@@ -163,6 +163,21 @@ def test_each_way_a_container_ends_is_read_and_the_container_removed(
     assert remove == ["rm", "--force", name]
 
 
+def test_the_runners_scratch_and_its_build_folders_become_the_container_users(
+    docker: FakeDocker, tmp_path: Path
+) -> None:
+    launch = runner_launch(tmp_path)
+    build = tmp_path / "out" / "build" / "triton"
+    build.mkdir(parents=True)
+    (build / "cached.so").write_bytes(b"")
+    launcher()(launch)
+    for path in (tmp_path / "out", build, build / "cached.so"):
+        if os.geteuid() == 0:
+            assert (path.stat().st_uid, path.stat().st_gid) == (65534, 65534), path
+        else:
+            assert path.stat().st_mode & 0o002, path  # writable by anyone, the container's user too
+
+
 def test_dockers_own_failure_is_ours_to_retry_not_the_kernels(docker: FakeDocker, tmp_path: Path) -> None:
     docker.play("never-started")
     with pytest.raises(

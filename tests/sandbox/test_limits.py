@@ -6,6 +6,7 @@ import json
 import os
 import resource
 import signal
+import subprocess
 import sys
 import time
 from pathlib import Path
@@ -154,3 +155,18 @@ def test_a_runner_cannot_start_more_processes_than_its_limit(make, tmp_path: Pat
     assert forked == "forked" and 0 < int(n) < 64 and " ".join(why) == "Resource temporarily unavailable"
     if make is bubblewrap:  # its PID namespace ends with it (a plain child's children hold its pipe open)
         assert time.monotonic() - started < 20
+
+
+def test_the_empty_cgroups_a_killed_worker_left_are_removed_by_the_next_runner() -> None:
+    dead = subprocess.Popen(["true"])
+    dead.wait()  # a pid no process has now: the worker that made the cgroup is gone
+    first = Cgroup.create(SMALL)
+    assert first is not None
+    stale = [path.parent / f"dkb-runner-{dead.pid}-0badcafe" for path in set(first.dirs.values())]
+    for path in stale:
+        path.mkdir()
+    first.remove()
+    second = Cgroup.create(SMALL)
+    assert second is not None
+    second.remove()
+    assert not any(path.exists() for path in stale)

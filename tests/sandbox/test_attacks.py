@@ -141,8 +141,8 @@ def test_with_admission_switched_off_the_sandbox_and_the_comparison_still_stop_i
 
 @pytest.mark.xfail(
     strict=True,
-    reason="issue 4: timed reps still call the kernel with parameters it has seen (or can read in its "
-    "request) on the same tensors, so a look-up is timed instead of the work",
+    reason="issue 4: timed reps reuse parameter sets the kernel has seen (or read on its runner's stack) "
+    "and a small pool of tensors, so a look-up is timed instead of the work",
 )
 @pytest.mark.parametrize("name", TIMING_HONESTY)
 def test_a_kernel_that_caches_across_calls_is_timed_doing_the_work(

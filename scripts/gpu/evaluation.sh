@@ -1,0 +1,109 @@
+#!/usr/bin/env bash
+# Issue 4 on the lent H200: the harness's done-when runs. The example sets at SF10 (SF1 the check scale
+# factor) REPEATS times, the planted-bug sets once, a 22-query set once; then a summary of medians and
+# their spreads across the runs. Data, the compile cache and the reports live under var/, which the
+# device keeps between calls while the machine stays warm (30 s after a call): chain the calls.
+#   bash scripts/gpu/evaluation.sh [STEP ...]
+#   steps: prepare warm examples planted full22 summary (default: all, in that order)
+#   RUNS=2,3 bash scripts/gpu/evaluation.sh examples summary    # the example sets' runs 2 and 3 only
+# Environment: SF (10), CHECK_SF (1), DEVICE (cuda), SEED (20261202: every run draws the same parameters,
+# so the runs are comparable and the trusted compile cache matches them), RUNS (1,2,3), MAX_TIME (timing
+# budget per query, s; 2), SETS (the example sets), WARM_QUERIES (1,3,6,14), FULL22_QUERIES (all),
+# VAR (var: data/, compile-cache/, reports/ under it), BUDGET (s this call may use, 570: a device call stops at 600; no evaluation starts with under 60 s
+# left, and each is cut at the budget). Every evaluation writes its report as it ends; $OUT gets
+# summary.md, evaluation.log, gpu.txt and reports.tgz (every report so far, this call's and earlier
+# calls'), so a call cut short still returns what it measured.
+#
+# One device call is at most 600 s, so the work goes in three chained calls (carry .whl, from
+# ../shared/gpu/wheels.sh); estimates, not readings (each runner: ~10 s of start-up, loads and trials,
+# plus MAX_TIME of timing; a CUDA set ~10 s more to build):
+#   1. bash scripts/gpu/evaluation.sh prepare warm examples   RUNS=1   prepare ~150 s, warm ~60 s,
+#                                                                      one round of the sets ~130 s
+#   2. RUNS=2,3 bash scripts/gpu/evaluation.sh examples planted       ~260 s + ~40 s
+#   3. bash scripts/gpu/evaluation.sh full22 summary                  ~22 x 15 s + compiles ~150 s
+# (call 1 with RUNS=1 set: `RUNS=1 bash scripts/gpu/evaluation.sh prepare warm examples`). If the
+# machine was given back between calls, start the next with `prepare` again (and `warm` before
+# `examples`).
+set -uo pipefail
+if [ -d .whl ]; then
+  python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --target /tmp/site .whl/*.whl
+  export PYTHONPATH=/tmp/site:$PWD
+else
+  export PYTHONPATH=$PWD
+fi
+export PYTHONUNBUFFERED=1
+OUT=${OUT:-/tmp/out}; mkdir -p "$OUT"
+SF=${SF:-10} CHECK_SF=${CHECK_SF:-1} DEVICE=${DEVICE:-cuda} SEED=${SEED:-20261202} MAX_TIME=${MAX_TIME:-2}
+RUNS=${RUNS:-1,2,3} BUDGET=${BUDGET:-570}
+SETS=${SETS:-triton-q06-full triton-q06-core triton-core triton-full cuda-core}
+WARM_QUERIES=${WARM_QUERIES:-1,3,6,14}
+VAR=${VAR:-var}; DATA=$VAR/data CACHE=$VAR/compile-cache REPORTS=$VAR/reports
+mkdir -p "$REPORTS"
+steps=("$@"); [ ${#steps[@]} -gt 0 ] || steps=(prepare warm examples planted full22 summary)
+LOG="$OUT/evaluation.log"
+log() { echo "[$(date +%T)] $*" | tee -a "$LOG"; }
+
+queries_of() {  # the query numbers of a kernel set's files, e.g. 1,3,14
+  ls "$1"/q*.py | sed 's/.*q0*\([0-9]*\)\.py$/\1/' | paste -sd, -
+}
+
+left() { local l=$((BUDGET - SECONDS)); [ "$l" -gt 1 ] || l=1; echo "$l"; }
+
+evaluate() {  # evaluate SET_DIR NAME [extra args]: one report, var/reports/NAME.json
+  local dir=$1 name=$2; shift 2
+  if [ "$(left)" -lt 60 ]; then log "$name: skipped, $(left) s left of the call's budget"; return; fi
+  local started=$SECONDS
+  timeout "$(left)" python3 -m evaluator run "$dir" --sf "$SF" --check-sf "$CHECK_SF" --device "$DEVICE" \
+    --data-dir "$DATA" --seed "$SEED" --max-time "$MAX_TIME" --no-prepare --out "$REPORTS/$name.json" "$@" \
+    2>&1 | tee -a "$LOG"
+  log "$name: $((SECONDS - started)) s"
+}
+
+pack() {
+  tar czf "$OUT/reports.tgz" -C "$VAR" reports
+  python3 scripts/gpu/summarize.py "$REPORTS"/*.json > "$OUT/summary.md" 2>>"$LOG" || true
+}
+
+nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem,temperature.gpu --format=csv 2>&1 | tee -a "$OUT/gpu.txt"
+for step in "${steps[@]}"; do
+  started=$SECONDS
+  log "step $step"
+  case $step in
+    prepare)  # SF1 ~15-25 s, SF10 ~105-210 s on the H200 host
+      timeout "$(left)" bash -c "python3 -m evaluator prepare --sf $CHECK_SF --data-dir $DATA && \
+        python3 -m evaluator prepare --sf $SF --data-dir $DATA" 2>&1 | grep -v 'col/s' | tee -a "$LOG" ;;
+    warm)  # trusted: compile the baselines the example sets repeat, with the runs' seed
+      timeout "$(left)" python3 -m evaluator warm --cache-dir "$CACHE" --sf "$SF" --device "$DEVICE" \
+        --data-dir "$DATA" --seed "$SEED" --queries "$WARM_QUERIES" 2>&1 | tee -a "$LOG" ;;
+    examples)
+      cache=(); [ -d "$CACHE" ] && cache=(--compile-cache "$CACHE")
+      for run in ${RUNS//,/ }; do
+        for set in $SETS; do
+          evaluate "examples/$set" "$set-r$run" --queries "$(queries_of "examples/$set")" "${cache[@]}"
+          pack
+        done
+      done ;;
+    planted)
+      cache=(); [ -d "$CACHE" ] && cache=(--compile-cache "$CACHE")
+      for set in float32-literal hardcoded-default torch-fallback; do
+        evaluate "examples/planted/$set" "planted-$set" --queries 6 "${cache[@]}"
+        pack
+      done ;;
+    full22)  # any 22-file set: each file is the TorchPlan itself, so all of it is framework time
+      rm -rf /tmp/full22 && mkdir -p /tmp/full22
+      echo '{"model": "TorchPlans as kernels", "language": "triton", "scope": "full",
+             "notes": "Each qNN.py imports the TorchPlan: a framework fallback by construction."}' \
+        > /tmp/full22/manifest.json
+      for n in $(seq -w 1 22); do
+        echo "from evaluator.torchplan.plans.q$n import run_query  # noqa: F401" > "/tmp/full22/q$n.py"
+      done
+      evaluate /tmp/full22 full22 ${FULL22_QUERIES:+--queries $FULL22_QUERIES}
+      pack ;;
+    summary)
+      pack
+      cat "$OUT/summary.md" ;;
+  esac
+  log "step $step done in $((SECONDS - started)) s"
+done
+pack
+nvidia-smi --query-gpu=clocks.sm,clocks.mem,temperature.gpu --format=csv 2>&1 | tee -a "$OUT/gpu.txt"

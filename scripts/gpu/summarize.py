@@ -1,0 +1,100 @@
+"""Summarize evaluation reports: per set and query, the medians of repeated runs and their spread.
+
+    python3 scripts/gpu/summarize.py REPORT.json ...    (names: <set>-r<run>.json, e.g. triton-core-r2.json)
+
+Prints Markdown: per query the kernel and baseline medians of each run, the spread of each across runs
+((max - min) / median), status, labels, share of device time and launches; per set the overall speedup
+of each run, its spread and the evaluation's wall time. Standard library only: it runs anywhere.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import statistics
+import sys
+from collections import defaultdict
+from pathlib import Path
+
+
+def spread(values: list[float]) -> float | None:
+    values = [v for v in values if v is not None]
+    if len(values) < 2:
+        return None
+    return (max(values) - min(values)) / statistics.median(values)
+
+
+def fmt(value: float | None, spec: str = ".3f") -> str:
+    return "-" if value is None else format(value, spec)
+
+
+def pct(value: float | None) -> str:
+    return "-" if value is None else f"{100 * value:.1f}%"
+
+
+def _count(value: int | None) -> str:
+    return "-" if value is None else str(value)
+
+
+def load(paths: list[str]) -> dict[str, list[dict]]:
+    runs: dict[str, list[dict]] = defaultdict(list)
+    for path in sorted(paths):
+        match = re.match(r"(.+?)(?:-r(\d+))?\.json$", Path(path).name)
+        if not match:
+            continue
+        report = json.loads(Path(path).read_text())
+        report["_run"] = int(match.group(2) or 1)
+        runs[match.group(1)].append(report)
+    for reports in runs.values():
+        reports.sort(key=lambda r: r["_run"])
+    return runs
+
+
+def summarize(runs: dict[str, list[dict]]) -> str:
+    lines = []
+    for name, reports in runs.items():
+        first = reports[0]
+        lines += [
+            f"## {name}: {first['language']} {first['scope']}, SF{first['scale_factor']:g}"
+            f" (checks at SF {', '.join(f'{s:g}' for s in first.get('check_scale_factors', [])) or '-'}),"
+            f" harness {first['harness_version']}, {first['hardware'].get('name')}",
+            "",
+            "| query | status | baseline (mode) ms per run | kernel ms per run | kernel spread "
+            "| baseline spread | speedup | share | launches (baseline) | label |",
+            "|---|---|---|---|---|---|---|---|---|---|",
+        ]
+        numbers = sorted({q["query"] for r in reports for q in r["queries"]})
+        for number in numbers:
+            rows = [next(q for q in r["queries"] if q["query"] == number) for r in reports]
+            kernel = [q["kernel_ms"] for q in rows]
+            baseline = [q["baseline_ms"] for q in rows]
+            modes = {q["stats"].get("baseline_mode", "?") for q in rows}
+            statuses = {q["status"] for q in rows}
+            speedups = [q["speedup"] for q in rows if q["speedup"]]
+            labels = {"fallback" for q in rows if q["stats"].get("framework_fallback")}
+            labels |= {"flagged" for q in rows if q["stats"].get("flagged")}
+            reason = next((q["reason"] for q in rows if q["reason"]), "")
+            last = rows[-1]
+            lines.append(
+                f"| Q{number:02d} | {'/'.join(sorted(statuses))} "
+                f"| {' '.join(fmt(b) for b in baseline)} ({'/'.join(sorted(modes))}) "
+                f"| {' '.join(fmt(k) for k in kernel)} | {pct(spread(kernel))} | {pct(spread(baseline))} "
+                f"| {fmt(statistics.median(speedups), '.2f') + 'x' if speedups else '-'} "
+                f"| {fmt(last.get('kernel_time_share'), '.2f')} "
+                f"| {_count(last.get('launches'))} ({_count(last['stats'].get('baseline_launches'))}) "
+                f"| {' '.join(sorted(labels))} {reason[:120]} |"
+            )
+        overall = [r["overall_speedup"] for r in reports]
+        walls = " ".join(f"{r['wall_s']:.0f}" for r in reports)
+        lines += [
+            "",
+            f"Overall speedup per run: {' '.join(fmt(o, '.3f') for o in overall)}; "
+            f"spread {pct(spread(overall))}. Pass rate {first['pass_rate']:.0%}. "
+            f"Wall time per run, s: {walls}.",
+            "",
+        ]
+    return "\n".join(lines)
+
+
+if __name__ == "__main__":
+    print(summarize(load(sys.argv[1:])))

@@ -272,19 +272,19 @@ def _choose_baseline(
     if mode == "compiled":
         choice["baseline_mode"] = "compiled"
         return compiled
+    probe = replace(policy, min_reps=policy.probe_reps, min_time_s=0.0, max_time_s=0.0)
     try:
-        _rotated(compiled, inputs)(0)  # the first call compiles: a failure leaves eager the only choice
+        # The warm-up compiles, once per parameter set that needs it: a failure leaves eager alone.
+        stats = time_rotated(
+            {"compiled": _rotated(compiled, inputs), "eager": _rotated(eager, inputs)},
+            device=device,
+            policy=probe,
+            strata=strata,
+        )
     except Exception as exc:
         choice["baseline_mode"] = "eager"
         choice["baseline_probe"] = {"compile_error": short_error(exc)}
         return eager
-    probe = replace(policy, min_reps=policy.probe_reps, min_time_s=0.0, max_time_s=0.0)
-    stats = time_rotated(
-        {"eager": _rotated(eager, inputs), "compiled": _rotated(compiled, inputs)},
-        device=device,
-        policy=probe,
-        strata=strata,
-    )
     chosen = min(stats, key=lambda name: stats[name].median_ms)
     choice["baseline_mode"] = chosen
     choice["baseline_probe"] = {f"{name}_ms": s.median_ms for name, s in stats.items()}

@@ -25,6 +25,7 @@ NOT_LAUNCHES = ("Memcpy", "Memset")
 FRAMEWORK = re.compile(
     r"^triton_(poi|red|per|tem|for|mm|bmm)_|\b(at|c10|cub|thrust|cutlass|std|cuda)::|cublas|cudnn"
 )
+TRITON_SUFFIX = re.compile(r"_(?:\d+[a-z]*)+$")
 GLOBAL_FUNCTION = re.compile(
     r"__global__\s+(?:__launch_bounds__\s*\([^)]*\)\s*)?(?:static\s+)?void\s+"
     r"(?:__launch_bounds__\s*\([^)]*\)\s*)?([A-Za-z_]\w*)\s*[(<]"
@@ -80,6 +81,14 @@ def base_name(kernel: str) -> str:
     return name.rsplit("::", 1)[-1]
 
 
+def _is_own(kernel: str, own: frozenset[str]) -> bool:
+    if FRAMEWORK.search(kernel):
+        return False
+    name = base_name(kernel)
+    # Triton 2 suffixed the argument specialization (`_q06_partials_0d1d2d3`); Triton 3 does not.
+    return name in own or TRITON_SUFFIX.sub("", name) in own
+
+
 def device_activity(events: Iterable[Any]) -> list[list[Any]]:
     """`[name, count, total_us]` per name of the device-side events of a torch.profiler run."""
     totals: dict[str, list[Any]] = {}
@@ -104,7 +113,7 @@ def attribute(activity: list[list[Any]] | None, own: frozenset[str]) -> Attribut
         total_us += float(us)
         if not str(name).startswith(NOT_LAUNCHES):
             launches += int(count)
-        if base_name(str(name)) in own and not FRAMEWORK.search(str(name)):
+        if _is_own(str(name), own):
             own_us += float(us)
         else:
             others.append((str(name), float(us)))

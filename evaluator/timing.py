@@ -38,9 +38,16 @@ class TimingPolicy:
         return cls(min_time_s=min(0.2, budget), max_time_s=budget)
 
 
+# Bound when the runner imports this module, before it imports a kernel: a kernel that rebinds
+# time.perf_counter or torch.cuda.synchronize past admission does not reach the timer (seen on the H200:
+# a patched synchronize hid 20 ms of queued work, docs/sandbox.md).
+_now = time.perf_counter
+_synchronize = torch.cuda.synchronize
+
+
 def _sync(device: torch.device) -> None:
     if device.type == "cuda":
-        torch.cuda.synchronize(device)
+        _synchronize(device)
 
 
 def time_interleaved(
@@ -75,28 +82,28 @@ def time_rotated(
     )
     for fn in candidates.values():
         reps = 0
-        warm_start = time.perf_counter()
-        while reps < max(policy.warmup_reps, strata) or time.perf_counter() - warm_start < policy.warmup_s:
+        warm_start = _now()
+        while reps < max(policy.warmup_reps, strata) or _now() - warm_start < policy.warmup_s:
             fn(reps)
             reps += 1
         _sync(device)
     samples: dict[str, list[float]] = {name: [] for name in candidates}
-    started = time.perf_counter()
+    started = _now()
     rep = 0
     while True:
         for name, fn in candidates.items():
             if flush is not None:
                 flush.fill_(0)  # evict L2 so no rep is served from the previous rep's cache
             _sync(device)
-            t0 = time.perf_counter()
+            t0 = _now()
             result = fn(rep)
             _sync(device)
-            samples[name].append((time.perf_counter() - t0) * 1e3)
+            samples[name].append((_now() - t0) * 1e3)
             if keep is not None:
                 keep(name, rep, result)
             del result
         rep += 1
-        elapsed = time.perf_counter() - started
+        elapsed = _now() - started
         if elapsed >= policy.max_time_s and rep >= 5:
             break
         if rep >= policy.min_reps and elapsed >= policy.min_time_s:

@@ -92,6 +92,14 @@ class Options:
     # reaches another.
     compile_cache: Path | None = None
 
+    def __post_init__(self) -> None:
+        # Runners start in a temporary folder: a relative data path (var/data/sf10) would not resolve
+        # there (seen on the H200: every runner failed to find its data).
+        object.__setattr__(self, "sf_folder", Path(self.sf_folder).resolve())
+        object.__setattr__(self, "check_sf_folders", tuple(Path(f).resolve() for f in self.check_sf_folders))
+        if self.compile_cache is not None:
+            object.__setattr__(self, "compile_cache", Path(self.compile_cache).resolve())
+
     def __or__(self, changes: dict[str, Any]) -> Options:
         return replace(self, **changes)
 

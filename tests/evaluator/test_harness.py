@@ -47,6 +47,13 @@ def test_the_example_sets_pass_with_timings(example: str, make_set: Callable[...
     assert report.to_dict()["schema_version"] == 2
 
 
+def test_a_relative_data_path_reaches_the_runners(make_set, sf001: Path, monkeypatch) -> None:
+    # Runners start in a temporary folder; the GPU script passed var/data/sf10 and every runner failed.
+    monkeypatch.chdir(sf001.parent)
+    result = q06(run(make_set("triton-q06-full"), Path(sf001.name)))
+    assert result.status == Status.PASSED, result.reason
+
+
 def test_a_float32_literal_in_a_triton_kernel_is_a_wrong_answer(make_set, sf001: Path) -> None:
     kernel_dir = make_set("triton-q06-core", edit=("disc_lo = tl.load(bounds)", "disc_lo = 0.05"))
     result = q06(run(kernel_dir, sf001))

@@ -167,6 +167,7 @@ def _exists_with_other(tree: exp.Select) -> dict[str, ExistsOther]:
         local = {source.alias_or_name, source.name}
 
         def inner(column: exp.Column) -> bool:
+            # SQL scoping: an unqualified column belongs to the innermost table that has it.
             return column.table in local if column.table else _owner(column) == source.name  # noqa: B023
 
         pairs: dict[type, tuple[exp.Column, exp.Column]] = {}
@@ -186,8 +187,8 @@ def _exists_with_other(tree: exp.Select) -> dict[str, ExistsOther]:
                     break
                 pairs[type(condition)] = (ours, theirs)
             else:
-                break
-        else:
+                break  # a conjunct of another shape: left to sqlglot (and refused if it cannot)
+        else:  # every conjunct was classified
             if set(pairs) != {exp.EQ, exp.NEQ}:
                 continue
             name = f"dkb_exists_other_{len(found)}"

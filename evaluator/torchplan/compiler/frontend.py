@@ -382,6 +382,9 @@ def _count_view(
     right = join.this
     if not isinstance(left, exp.Table) or not isinstance(right, exp.Table):
         raise UnsupportedSQL("LEFT JOIN of derived tables in a view")
+    if body.args.get("where") is not None or body.args.get("having") is not None:
+        # A WHERE on the right table would drop the unmatched rows: not a count with zeros any more.
+        raise UnsupportedSQL("LEFT JOIN view with WHERE or HAVING")
     left_table, left_conditions = _base_table(left, ctes)
     right_table, right_conditions = _base_table(right, ctes)
     inner_alias = f"{alias}_{right_table}"

@@ -28,6 +28,9 @@ CASES = {
     "many-to-many join": "SELECT sum(ps_supplycost) AS s FROM lineitem, partsupp "
     "WHERE l_partkey = ps_partkey",
     "SELECT DISTINCT": "SELECT DISTINCT l_returnflag FROM lineitem",
+    "LEFT JOIN view with WHERE or HAVING": "SELECT n, count(*) AS k FROM (SELECT c_custkey, "
+    "count(o_orderkey) AS n FROM customer LEFT JOIN orders ON c_custkey = o_custkey "
+    "WHERE o_totalprice > 1000 OR c_acctbal > 0 GROUP BY c_custkey) AS t GROUP BY n",
     "LEFT JOIN view column `SUM(": "SELECT n, count(*) AS k FROM (SELECT c_custkey, sum(o_totalprice) AS n "
     "FROM customer LEFT JOIN orders ON c_custkey = o_custkey GROUP BY c_custkey) AS t GROUP BY n",
     "uncorrelated scalar subquery in SELECT": "SELECT count(*) AS n, "

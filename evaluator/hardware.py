@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import platform
+import subprocess
 from typing import Any
 
 import torch
@@ -25,13 +26,33 @@ def describe(device: torch.device) -> dict[str, Any]:
             "sm_count": props.multi_processor_count,
             "memory_gb": round(props.total_memory / 1e9, 1),
             "cuda": torch.version.cuda,
-            "peak_bandwidth_gbs": next(
-                (bw for key, bw in PEAK_BANDWIDTH_GBS.items() if key in props.name), None
-            ),
+            "peak_bandwidth_gbs": peak_bandwidth_gbs(props.name),
         }
     else:
         info |= {"name": cpu_name(), "peak_bandwidth_gbs": None, "note": "CPU: Triton interpreter timings"}
     return info
+
+
+def peak_bandwidth_gbs(name: str) -> float | None:
+    return next((bw for key, bw in PEAK_BANDWIDTH_GBS.items() if key in name), None)
+
+
+def gpu_state(device: str) -> dict[str, str] | None:
+    """The GPU's name, driver, clocks and temperature, read by nvidia-smi for the trusted side (the
+    runner's own description could be rewritten by the kernel it imports); None without nvidia-smi."""
+    index = device.split(":", 1)[1] if ":" in device else "0"
+    fields = {"name": "name", "driver": "driver_version", "sm_clock_mhz": "clocks.sm",
+              "memory_clock_mhz": "clocks.mem", "temperature_c": "temperature.gpu"}  # fmt: skip
+    try:
+        done = subprocess.run(
+            ["nvidia-smi", f"--query-gpu={','.join(fields.values())}", "--format=csv,noheader,nounits",
+             "-i", index],
+            capture_output=True, text=True, timeout=30, check=True,
+        )  # fmt: skip
+    except (OSError, subprocess.SubprocessError):
+        return None
+    values = [v.strip() for v in done.stdout.strip().splitlines()[0].split(",")]
+    return dict(zip(fields, values, strict=False))
 
 
 def cpu_name() -> str:

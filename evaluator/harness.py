@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from evaluator import HARNESS_VERSION, admission
+from evaluator import hardware as hw
 from evaluator.attribution import attribute, fallback_reason, own_kernels
 from evaluator.errors import EvaluatorError
 from evaluator.judge import Answers, compare_file, timed_problem
@@ -31,7 +32,7 @@ from evaluator.kernelset import KernelSet
 from evaluator.queries import QUERIES, Query
 from evaluator.report import QueryResult, Report, Status
 from evaluator.timing import TimingPolicy
-from evaluator.tpch.load import read_meta
+from evaluator.tpch.load import column_bytes, read_meta
 from evaluator.validate import parameter_sets
 
 RUNNER_LOG_CHARS = 2000
@@ -135,15 +136,22 @@ def evaluate(
     started = time.perf_counter()
     manifest = kernel_set.manifest
     results, hardware = [], {}
+    # The roofline's inputs come from this side: the runner's report of its GPU and of the bytes it
+    # loaded is written by the process that imported the kernel.
+    gpu = hw.gpu_state(options.device) if options.device.startswith("cuda") else None
+    peak_gbs = hw.peak_bandwidth_gbs(gpu["name"]) if gpu else None
     for number in options.queries:
         query = QUERIES[number]
         kernel_path = (
             Path(kernel_dir).resolve() / f"{query.slug}.py" if number in kernel_set.kernels else None
         )
         result, described = _evaluate_query(query, kernel_path, manifest.language, manifest.scope, options,
-                                            baseline_mode, seed, launch)  # fmt: skip
+                                            baseline_mode, seed, launch, peak_gbs)  # fmt: skip
         results.append(result)
         hardware = hardware or described
+    if gpu:
+        end = hw.gpu_state(options.device)
+        hardware = hardware | {"gpu_start": gpu, "gpu_end": end, "roofline_peak_gbs": peak_gbs}
     report = Report(
         harness_version=HARNESS_VERSION,
         hardware=hardware,
@@ -169,6 +177,7 @@ def _evaluate_query(
     baseline_mode: str,
     seed: int,
     launch: Launcher,
+    peak_gbs: float | None = None,
 ) -> tuple[QueryResult, dict[str, Any]]:
     result = QueryResult(query=query.number, status=Status.MISSING)
     refusals = admission.check(kernel_path.read_text(), kernel_path.name) if kernel_path else []
@@ -220,9 +229,7 @@ def _evaluate_query(
     if result.status == Status.PASSED and "kernel" in timing:
         result.kernel_ms = timing["kernel"]["median_ms"]
         result.speedup = result.baseline_ms / result.kernel_ms
-        _roofline(
-            result, response.get("nbytes", 0), (response.get("hardware") or {}).get("peak_bandwidth_gbs")
-        )
+        _roofline(result, column_bytes(options.sf_folder, query.columns()), peak_gbs)
     return result, response.get("hardware") or {}
 
 

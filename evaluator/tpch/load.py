@@ -45,6 +45,17 @@ class Tables(dict):
         )
 
 
+def column_bytes(sf_folder: Path, columns: Mapping[str, Iterable[str]]) -> int:
+    """Bytes of these columns on the device, from the cache's metadata: what a query must read."""
+    tables = read_meta(sf_folder)["tables"]
+    total = 0
+    for table, names in columns.items():
+        for name in names:
+            info = tables[table]["columns"][name]
+            total += tables[table]["rows"] * np.dtype(info["dtype"]).itemsize * info.get("width", 1)
+    return total
+
+
 def read_meta(sf_folder: Path) -> dict:
     path = Path(sf_folder) / "meta.json"
     if not path.exists():

@@ -200,19 +200,21 @@ def bubblewrap_available() -> str | None:
     return None
 
 
+# What every runner's environment holds, in bubblewrap and in a container alike.
+RUNNER_ENV = {
+    "HOME": "/tmp",
+    "LANG": "C.UTF-8",
+    "PYTHONDONTWRITEBYTECODE": "1",
+    "PYTHONUNBUFFERED": "1",
+    # Fresh per-run build caches: nothing compiled by one submission is seen by another.
+    "TRITON_CACHE_DIR": "/tmp/triton",
+    "TORCH_EXTENSIONS_DIR": "/tmp/torch_extensions",
+    "TORCHINDUCTOR_CACHE_DIR": "/tmp/inductor",
+}
+
+
 def _base_env(launch: Launch) -> dict[str, str]:
-    env = {
-        "PATH": "/usr/local/bin:/usr/bin:/bin",
-        "HOME": "/tmp",
-        "USER": "nobody",
-        "LANG": "C.UTF-8",
-        "PYTHONDONTWRITEBYTECODE": "1",
-        "PYTHONUNBUFFERED": "1",
-        # Fresh per-run build caches: nothing compiled by one submission is seen by another.
-        "TRITON_CACHE_DIR": "/tmp/triton",
-        "TORCH_EXTENSIONS_DIR": "/tmp/torch_extensions",
-        "TORCHINDUCTOR_CACHE_DIR": "/tmp/inductor",
-    }
+    env = {"PATH": "/usr/local/bin:/usr/bin:/bin", "USER": "nobody"} | RUNNER_ENV
     for name in ("CUDA_VISIBLE_DEVICES", "LD_LIBRARY_PATH", "CUDA_HOME"):
         if name in os.environ:
             env[name] = os.environ[name]

@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from evaluator.harness import Launch, Launcher, Outcome, run_process
-from sandbox.core import SandboxError, SandboxUnavailable, remaining
+from sandbox.core import RUNNER_ENV, SandboxError, SandboxUnavailable, remaining
 from sandbox.limits import Limits
 
 # Inside the container: the image's own interpreter, with the evaluator package installed in it.
@@ -139,16 +139,7 @@ def _ran(state: dict[str, Any]) -> bool:
 
 
 def _container_env(launch: Launch) -> dict[str, str]:
-    env = {
-        "HOME": "/tmp",
-        "LANG": "C.UTF-8",
-        "PYTHONDONTWRITEBYTECODE": "1",
-        "PYTHONUNBUFFERED": "1",
-        "TRITON_CACHE_DIR": "/tmp/triton",
-        "TORCH_EXTENSIONS_DIR": "/tmp/torch_extensions",
-        "TORCHINDUCTOR_CACHE_DIR": "/tmp/inductor",
-    }
-    return env | launch.env
+    return RUNNER_ENV | launch.env  # the image's own PATH and user; no host variables
 
 
 def _writable_by_the_container(path: Path) -> None:

@@ -18,12 +18,12 @@ from pathlib import Path
 
 import torch
 
-from evaluator.compare import compare, to_numpy
+from evaluator.compare import compare
 from evaluator.kernel_loader import with_core
 from evaluator.queries import Query
 from evaluator.timing import TimingPolicy, time_interleaved
 from evaluator.tpch.generate import connect
-from evaluator.tpch.load import decode_strings, load_tables
+from evaluator.tpch.load import load_tables
 from evaluator.tpch.reference import reference_answer
 from evaluator.validate import decode_result, run_plan
 
@@ -138,9 +138,7 @@ def _bench_generated(
     tables = load_tables(sf_folder, module.COLUMNS, device)
     run = with_core(query, torch.compile(module._query_core), plan=module)
     params = dict(query.defaults)
-    actual = to_numpy(run(tables, **params))
-    for name, (table, column) in module.STRINGS.items():
-        actual[name] = decode_strings(sf_folder, table, column, actual[name])
+    actual = decode_result(query, run(tables, **params), sf_folder, module.STRINGS)
     if compare(actual, expected, query.order_by) is not None:
         return None, False
     stats = time_interleaved({"generated": lambda: run(tables, **params)}, device=device, policy=policy)

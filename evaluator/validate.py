@@ -33,10 +33,13 @@ def parameter_sets(query: Query, random_sets: int, seed: int) -> list[dict[str, 
     return [dict(query.defaults)] + [query.random_params(rng) for _ in range(random_sets)]
 
 
-def decode_result(query: Query, result: object, sf_folder: Path) -> dict[str, np.ndarray]:
-    """A `run_query` result on the host with string positions decoded: ready to compare."""
+def decode_result(
+    query: Query, result: object, sf_folder: Path, strings: dict[str, tuple[str, str]] | None = None
+) -> dict[str, np.ndarray]:
+    """A `run_query` result on the host with string positions decoded: ready to compare. `strings`: the
+    result columns holding positions, when not the query's (a generated program's STRINGS)."""
     arrays = to_numpy(result)
-    for name, (table, column) in query.strings.items():
+    for name, (table, column) in (query.strings if strings is None else strings).items():
         if name in arrays:
             arrays[name] = decode_strings(sf_folder, table, column, arrays[name])
     return arrays

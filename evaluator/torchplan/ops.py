@@ -68,9 +68,9 @@ def lookup_composite(primary: Sequence[torch.Tensor], foreign: Sequence[torch.Te
               for p, f in zip(primary, foreign, strict=True)]  # fmt: skip
     keys, rows = torch.sort(pack(primary, widths))
     wanted = pack(foreign, widths)
-    at = torch.searchsorted(keys, wanted).clamp(max=max(keys.numel() - 1, 0))
     if keys.numel() == 0:
         return torch.full_like(wanted, -1)
+    at = torch.searchsorted(keys, wanted).clamp(max=keys.numel() - 1)
     return torch.where(keys[at] == wanted, rows[at], -1)
 
 

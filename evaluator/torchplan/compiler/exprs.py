@@ -306,11 +306,11 @@ class Lowering:
             if arg.kind not in (*_NUMERIC, Kind.DATE, Kind.DICT):
                 raise UnsupportedSQL(f"COUNT(DISTINCT ...) of a {arg.kind.value} value", self.where)
             return Agg("count_distinct", arg, Kind.INT)
-        if func in ("min", "max", "avg") and isinstance(self.lower(arg_node), Scalar):
-            return self.lower(arg_node)  # sqlglot's MAX(_u_0._col_0) over the one row of a scalar subquery
         if func == "count" and (arg_node is None or isinstance(arg_node, exp.Star)):
             return Agg("count", None, Kind.INT)
         arg = self.lower(arg_node)
+        if func in ("min", "max", "avg") and isinstance(arg, Scalar):
+            return arg  # sqlglot's MAX(_u_0._col_0) over the one row of a scalar subquery
         if func == "count":
             return Agg("count", None, Kind.INT)  # every TPC-H column is NOT NULL
         if arg.kind not in (*_NUMERIC, Kind.DATE) or (func in ("sum", "avg") and arg.kind is Kind.DATE):

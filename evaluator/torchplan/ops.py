@@ -36,10 +36,19 @@ def lookup(index: torch.Tensor, foreign: torch.Tensor) -> torch.Tensor:
 
 def match_count(keys: torch.Tensor, *, of: torch.Tensor) -> torch.Tensor:
     """Per key, how many entries of `of` equal it, int64: COUNT over a LEFT JOIN on the key (0: none)."""
-    if keys.numel() == 0 or of.numel() == 0:
+    return count_of(keys, key_counts(of))
+
+
+def key_counts(keys: torch.Tensor) -> torch.Tensor:
+    """How many times each key value 0..max occurs: counted once, read per row by `count_of`."""
+    return torch.bincount(keys) if keys.numel() else keys.new_zeros(0).long()
+
+
+def count_of(keys: torch.Tensor, counts: torch.Tensor) -> torch.Tensor:
+    """`counts[keys]`, 0 for a key beyond the counted ones."""
+    if counts.numel() == 0:
         return torch.zeros(keys.shape, dtype=torch.int64, device=keys.device)
-    size = int(torch.maximum(keys.max(), of.max()).item()) + 1
-    return torch.bincount(of, minlength=size)[keys]
+    return torch.where(keys < counts.numel(), counts[keys.clamp(max=counts.numel() - 1)], 0)
 
 
 def key_range(keys: torch.Tensor, values: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:

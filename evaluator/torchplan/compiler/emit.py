@@ -42,7 +42,7 @@ class CoreEmitter(Grouping):
         self.rebound: set[Col] = set()  # columns gathered to the compacted rows
         self.functions = functions if functions is not None else {}  # subqueries' functions, by name
         self.given: set[str] = set()  # grouped subqueries the caller computed and passes in
-        # a LEFT JOIN count's filtered inner keys; an EXISTS-another's (least, greatest) per key
+        # a LEFT JOIN count's counts per key; an EXISTS-another's (least, greatest) per key
         self.match_keys: dict[MatchCount | ExistsOther, str] = {}
 
     # --- naming ------------------------------------------------------------------------------
@@ -200,8 +200,8 @@ class CoreEmitter(Grouping):
                 self.out(
                     f"# LEFT JOIN {node.inner_table} ... COUNT: its {node.inner_key.name}s, counted per key."
                 )
-                name = f"{node.inner_alias}_keys"
-                self.out(f"{name} = {self._inner_keys(inner, node.inner_key)}")
+                name = f"{node.inner_alias}_counts"
+                self.out(f"{name} = ops.key_counts({self._inner_keys(inner, node.inner_key)})")
                 self.match_keys[node] = name
 
     def _derived(self, derived: Derived) -> None:

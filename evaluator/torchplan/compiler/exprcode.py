@@ -45,7 +45,7 @@ class ExprCode:
         self.column = column
         self.host = host  # name of the core argument holding a Host / DictPred table / code
         self.agg = agg
-        self.inner_keys = inner_keys  # the variable holding a MatchCount's filtered inner keys
+        self.inner_keys = inner_keys  # what a MatchCount or ExistsOther reads: per-key counts or ranges
 
     def code(self, expr: Expr) -> str:
         return self._code(expr)[0]
@@ -65,7 +65,7 @@ class ExprCode:
             return expr.var, ATOM
         if isinstance(expr, MatchCount):
             assert self.inner_keys is not None
-            return f"ops.match_count({self.column(expr.key)}, of={self.inner_keys(expr)})", ATOM
+            return f"ops.count_of({self.column(expr.key)}, {self.inner_keys(expr)})", ATOM
         if isinstance(expr, ExistsOther):
             assert self.inner_keys is not None
             ranges = self.inner_keys(expr)

@@ -38,18 +38,18 @@ def _query_core(
     """The tensor part of the query: columns and scalars in, result columns out."""
     # LEFT JOIN orders ... COUNT: its o_custkeys, counted per key.
     c_orders_orders_mask = ~ops.text_contains_in_order(c_orders_orders_o_comment, template0_0, template0_1)
-    c_orders_orders_keys = c_orders_orders_o_custkey[c_orders_orders_mask]
+    c_orders_orders_counts = ops.key_counts(c_orders_orders_o_custkey[c_orders_orders_mask])
     # Late materialization: the surviving rows, then only the columns still needed.
     c_orders_rows = torch.arange(c_orders_c_custkey.shape[0], device=c_orders_c_custkey.device)
     c_orders_c_custkey = c_orders_c_custkey[c_orders_rows]
-    # GROUP BY ops.match_count(c_orders_c_custkey, of=c_orders_orders_keys): exact keys, group ids by
+    # GROUP BY ops.count_of(c_orders_c_custkey, c_orders_orders_counts): exact keys, group ids by
     # sorting.
-    _, ids = ops.group(ops.match_count(c_orders_c_custkey, of=c_orders_orders_keys))
+    _, ids = ops.group(ops.count_of(c_orders_c_custkey, c_orders_orders_counts))
     groups = int(ids.max()) + 1 if ids.numel() else 0
     first = ops.group_min(torch.arange(ids.numel(), device=ids.device), ids, groups)  # a row each
     custdist = ops.group_count(ids, groups)
     # The result columns.
-    c_count = ops.match_count(c_orders_c_custkey[first], of=c_orders_orders_keys)
+    c_count = ops.count_of(c_orders_c_custkey[first], c_orders_orders_counts)
     order = ops.order([(custdist, True), (c_count, True)])
     c_count = c_count[order]
     custdist = custdist[order]

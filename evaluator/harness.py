@@ -9,16 +9,12 @@ timings against the bandwidth floor. A runner that crashes or hangs costs only i
 from __future__ import annotations
 
 import json
-import os
 import random
 import secrets
 import shutil
-import signal
-import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Callable
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -29,47 +25,12 @@ from evaluator.attribution import attribute, fallback_reason, own_kernels
 from evaluator.errors import EvaluatorError
 from evaluator.judge import Answers, compare_file, timed_problem
 from evaluator.kernelset import KernelSet
+from evaluator.launch import Launch, Launcher, death, error_status
 from evaluator.queries import QUERIES, Query
 from evaluator.report import QueryResult, Report, Status
 from evaluator.timing import TimingPolicy
 from evaluator.tpch.load import column_bytes, read_meta
 from evaluator.validate import parameter_sets
-
-RUNNER_LOG_CHARS = 2000
-
-
-@dataclass(frozen=True)
-class Launch:
-    """One runner to start: its command, what it may read and write, and its limit."""
-
-    argv: list[str]
-    readable: list[Path]
-    writable: list[Path]
-    hidden: list[Path]  # readable folders' files it must not see (the DuckDB file with the answers)
-    env: dict[str, str]
-    timeout_s: float
-
-
-@dataclass(frozen=True)
-class Outcome:
-    returncode: int | None  # None: killed at the time limit
-    log: str
-    out_of_memory: bool = False  # the launcher saw it killed at its memory limit (cgroup, Docker's OOMKilled)
-
-
-class Launcher:
-    """Starts runners. `backend` names the isolation in every report; this one has none."""
-
-    backend = "none"
-
-    def __call__(self, launch: Launch) -> Outcome:
-        return run_process(launch.argv, env=self.environment(launch), timeout_s=launch.timeout_s)
-
-    def environment(self, launch: Launch) -> dict[str, str]:
-        package_root = str(Path(__file__).resolve().parent.parent)
-        env = {**os.environ, **launch.env, "PYTHONUNBUFFERED": "1"}
-        env["PYTHONPATH"] = os.pathsep.join(filter(None, [package_root, env.get("PYTHONPATH", "")]))
-        return env
 
 
 @dataclass(frozen=True)
@@ -290,8 +251,8 @@ def _run(
     if outcome.out_of_memory:
         return {}, (Status.OUT_OF_MEMORY, f"the runner was killed at its memory limit: {outcome.log[-500:]}")
     if outcome.returncode != 0 or not response_path.exists():
-        status, death = _death(outcome.returncode, outcome.log)
-        return {}, (status, f"the runner {death}: {outcome.log[-500:]}")
+        status, how = death(outcome.returncode, outcome.log)
+        return {}, (status, f"the runner {how}: {outcome.log[-500:]}")
     try:
         return json.loads(response_path.read_text()), None
     except ValueError:
@@ -310,46 +271,6 @@ def _build_env(out: Path, options: Options) -> dict[str, str]:
                 shutil.copytree(Path(options.compile_cache) / name, build / name, symlinks=True)
     env = {name: str(path) for name, path in dirs.items()}
     return env | ({"TRITON_INTERPRET": "1"} if options.device == "cpu" else {})
-
-
-# Signals a runner dies of that are the kernel's crash (a bad pointer, an abort, a bad instruction).
-CRASH_SIGNALS = frozenset({signal.SIGSEGV, signal.SIGBUS, signal.SIGABRT, signal.SIGILL, signal.SIGFPE,
-                           signal.SIGSYS})  # fmt: skip
-# Error texts that mean an allocation failed (Python, torch on the CPU or the GPU, the OS) ...
-OOM_MARKS = ("MemoryError", "OutOfMemoryError", "out of memory", "can't allocate memory",
-             "Cannot allocate memory")  # fmt: skip
-# ... or that the GPU faulted: the CUDA context is lost, as a segfault loses a process.
-CUDA_FAULT_MARKS = ("illegal memory access", "misaligned address", "illegal instruction",
-                    "unspecified launch failure", "device-side assert", "CUDA_ERROR_ILLEGAL")  # fmt: skip
-
-
-def error_status(error: str) -> str:
-    """The status for a kernel's error message: out of memory, crashed (a GPU fault) or a runtime error."""
-    if any(mark in error for mark in OOM_MARKS):
-        return Status.OUT_OF_MEMORY
-    if any(mark in error for mark in CUDA_FAULT_MARKS):
-        return Status.CRASHED
-    return Status.RUNTIME_ERROR
-
-
-def _death(returncode: int, log: str) -> tuple[str, str]:
-    """How a runner that wrote no usable response died: (status, what happened)."""
-    if returncode < 0:
-        try:
-            sig = signal.Signals(-returncode)
-        except ValueError:
-            return Status.CRASHED, f"was killed by signal {-returncode}"
-        if sig == signal.SIGKILL:
-            # Not ours (a time limit returns no code): the kernel's out-of-memory killer sends it.
-            return Status.OUT_OF_MEMORY, "was killed by SIGKILL, as the out-of-memory killer does"
-        if sig == signal.SIGXCPU:
-            return Status.TIMEOUT, "used up its CPU-time limit (SIGXCPU)"
-        if sig in CRASH_SIGNALS:
-            return Status.CRASHED, f"crashed: killed by {sig.name}"
-        return Status.CRASHED, f"was killed by {sig.name}"
-    if returncode == 0:
-        return Status.RUNTIME_ERROR, "exited without writing its response"
-    return error_status(log), f"exited with status {returncode}"
 
 
 def _judge(
@@ -465,31 +386,3 @@ def _roofline(result: QueryResult, nbytes: int, peak_gbs: float | None) -> None:
         )
     elif result.roofline_fraction > 0.9 or (result.speedup or 0) > 10:
         result.stats["flagged"] = "near the bandwidth floor or > 10x faster: flagged for review"
-
-
-def run_process(
-    argv: list[str], *, env: dict[str, str], timeout_s: float, preexec: Callable[[], None] | None = None
-) -> Outcome:
-    """A child in its own process group, so a time limit kills everything it started."""
-    proc = subprocess.Popen(
-        argv,
-        preexec_fn=preexec,
-        env=env,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        stdin=subprocess.DEVNULL,
-        cwd=tempfile.gettempdir(),
-        start_new_session=True,
-    )
-    try:
-        output, _ = proc.communicate(timeout=timeout_s)
-        return Outcome(proc.returncode, output.decode(errors="replace")[-RUNNER_LOG_CHARS:])
-    except subprocess.TimeoutExpired:
-        return Outcome(None, "")
-    finally:
-        if proc.poll() is None:
-            try:
-                os.killpg(proc.pid, signal.SIGKILL)
-            except ProcessLookupError:
-                pass
-            proc.communicate()

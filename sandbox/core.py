@@ -20,9 +20,10 @@ from typing import Any
 
 import evaluator
 from evaluator.errors import EvaluatorError
-from evaluator.harness import Launch, Launcher, Options, Outcome, run_process
+from evaluator.harness import Options
 from evaluator.harness import evaluate as evaluate_set
 from evaluator.kernelset import kernel_set_from_dir
+from evaluator.launch import Launch, Launcher, Outcome, run_process
 from evaluator.queries import QUERIES
 from evaluator.timing import TimingPolicy
 from evaluator.tpch.generate import prepare

@@ -23,7 +23,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from evaluator.harness import Launch, Launcher, Outcome, run_process
+from evaluator.launch import Launch, Launcher, Outcome, run_process
 from sandbox.core import RUNNER_ENV, SandboxError, SandboxUnavailable, remaining
 from sandbox.limits import Limits
 

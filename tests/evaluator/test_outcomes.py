@@ -6,7 +6,8 @@ import signal
 
 import pytest
 
-from evaluator.harness import _death, error_status
+from evaluator.launch import death as _death
+from evaluator.launch import error_status
 from evaluator.report import Status
 
 

@@ -16,7 +16,8 @@ from pathlib import Path
 import pytest
 
 import sandbox
-from evaluator.harness import Launch, _death
+from evaluator.launch import Launch
+from evaluator.launch import death as _death
 from evaluator.report import Status
 from sandbox.docker import DockerLauncher
 from sandbox.limits import GiB, Limits

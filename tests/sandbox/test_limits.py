@@ -13,7 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from evaluator.harness import Launch, _death
+from evaluator.launch import Launch
+from evaluator.launch import death as _death
 from evaluator.report import Status
 from sandbox.cgroup import Cgroup
 from sandbox.core import BubblewrapLauncher, ProcessLauncher, cgroup_support

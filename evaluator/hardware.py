@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import json
 import platform
 import subprocess
+import sys
 from typing import Any
 
 import torch
@@ -55,6 +57,43 @@ def gpu_state(device: str) -> dict[str, str] | None:
     return dict(zip(fields, values, strict=False))
 
 
+COPY_BYTES = 1 << 30  # far past any L2: the copy streams through HBM
+COPY_REPS = 20
+
+
+def copy_bandwidth_gbs(device: torch.device) -> float:
+    """Device-to-device copy bandwidth, GB/s (bytes read + bytes written per second): the measured
+    figure the protocol publishes beside the datasheet peak. Median of COPY_REPS copies."""
+    source = torch.ones(COPY_BYTES, dtype=torch.uint8, device=device)
+    target = torch.empty_like(source)
+    for _ in range(3):
+        target.copy_(source)
+    torch.cuda.synchronize(device)
+    seconds = []
+    for _ in range(COPY_REPS):
+        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        start.record()
+        target.copy_(source)
+        end.record()
+        end.synchronize()
+        seconds.append(start.elapsed_time(end) / 1e3)
+    seconds.sort()
+    return round(2 * COPY_BYTES / seconds[len(seconds) // 2] / 1e9, 1)
+
+
+def measured_copy_gbs(device: str, timeout_s: float = 120) -> float | None:
+    """copy_bandwidth_gbs in a process of its own (trusted: it imports no kernel), so the caller holds
+    no CUDA context; None where it cannot run."""
+    try:
+        done = subprocess.run(
+            [sys.executable, "-m", "evaluator.hardware", "copy-bandwidth", device],
+            capture_output=True, text=True, timeout=timeout_s, check=True,
+        )  # fmt: skip
+        return float(json.loads(done.stdout.strip().splitlines()[-1])["copy_gbs"])
+    except (OSError, subprocess.SubprocessError, ValueError, KeyError, IndexError):
+        return None
+
+
 def cpu_name() -> str:
     try:
         with open("/proc/cpuinfo") as f:
@@ -72,3 +111,9 @@ def _triton_version() -> str | None:
     except ImportError:
         return None
     return triton.__version__
+
+
+if __name__ == "__main__":
+    if sys.argv[1:2] != ["copy-bandwidth"] or len(sys.argv) != 3:
+        sys.exit("usage: python -m evaluator.hardware copy-bandwidth DEVICE")
+    print(json.dumps({"copy_gbs": copy_bandwidth_gbs(torch.device(sys.argv[2]))}))

@@ -19,7 +19,7 @@ from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from evaluator import HARNESS_VERSION, admission
+from evaluator import HARNESS_VERSION, admission, fresh
 from evaluator import hardware as hw
 from evaluator.attribution import attribute, fallback_reason, own_kernels
 from evaluator.errors import EvaluatorError
@@ -34,6 +34,28 @@ from evaluator.validate import parameter_sets
 
 
 @dataclass(frozen=True)
+class Draw:
+    """One query's secret draws for one evaluation: its parameter sets, which timed reps are checked,
+    and the fresh sets its runner reads after timing (evaluator/fresh.py)."""
+
+    params: list[dict[str, Any]]
+    verify: dict[str, Any]
+    fresh: list[dict[str, Any]]
+    stdin: bytes = b""
+
+    @classmethod
+    def of(cls, query: Query, options: Options, seed: int, with_fresh: bool) -> Draw:
+        params = parameter_sets(query, options.trials - 1, seed)
+        verify = {"seed": random.Random(f"{seed}:{query.number}:verify").getrandbits(32),
+                  "share": _verify_share(options)}  # fmt: skip
+        sets = fresh.fresh_sets(query, params, seed) if with_fresh else []
+        return cls(params, verify, sets, fresh.payload(sets, seed, query) if sets else b"")
+
+    def baseline_alone(self) -> Draw:
+        return replace(self, fresh=[], stdin=b"")
+
+
+@dataclass(frozen=True)
 class Options:
     sf_folder: Path
     device: str = "cpu"
@@ -44,6 +66,7 @@ class Options:
     seed: int | None = None  # None: a fresh secret seed per evaluation
     timing: TimingPolicy = field(default_factory=TimingPolicy)
     query_timeout_s: float = 180  # one runner's start-up, build and trials; timing comes on top
+    compile_limit_s: float = 120  # importing the kernel file and what it builds there
     queries: tuple[int, ...] = tuple(sorted(QUERIES))
     # Further scale factors' folders (smaller ones, say SF1 beside SF10): the correctness trials run
     # there too, in the same runner, before the main scale factor's trials; timing is at the main one.
@@ -101,6 +124,7 @@ def evaluate(
     # loaded is written by the process that imported the kernel.
     gpu = hw.gpu_state(options.device) if options.device.startswith("cuda") else None
     peak_gbs = hw.peak_bandwidth_gbs(gpu["name"]) if gpu else None
+    copy_gbs = hw.measured_copy_gbs(options.device) if options.device.startswith("cuda") else None
     for number in options.queries:
         query = QUERIES[number]
         kernel_path = (
@@ -112,7 +136,8 @@ def evaluate(
         hardware = hardware or described
     if gpu:
         end = hw.gpu_state(options.device)
-        hardware = hardware | {"gpu_start": gpu, "gpu_end": end, "roofline_peak_gbs": peak_gbs}
+        hardware = hardware | {"gpu_start": gpu, "gpu_end": end, "roofline_peak_gbs": peak_gbs,
+                               "measured_copy_gbs": copy_gbs}  # fmt: skip
     report = Report(
         harness_version=HARNESS_VERSION,
         hardware=hardware,
@@ -140,6 +165,7 @@ def _evaluate_query(
     launch: Launcher,
     peak_gbs: float | None = None,
 ) -> tuple[QueryResult, dict[str, Any]]:
+    started = time.perf_counter()
     result = QueryResult(query=query.number, status=Status.MISSING)
     refusals = admission.check(kernel_path.read_text(), kernel_path.name) if kernel_path else []
     run_kernel = False
@@ -151,31 +177,31 @@ def _evaluate_query(
         result.status, result.reason = Status.NEEDS_GPU, "CUDA kernel admitted; it runs only on a GPU"
     else:
         run_kernel = True
-    params = parameter_sets(query, options.trials - 1, seed)
-    verify = {"seed": random.Random(f"{seed}:{query.number}:verify").getrandbits(32),
-              "share": _verify_share(options)}  # fmt: skip
+    draw = Draw.of(query, options, seed, with_fresh=run_kernel)
     # The same parameter sets at every scale factor; DuckDB answers them while the runner works.
-    answers = Answers(query, _folders(options), params) if run_kernel else None
+    answers = Answers(query, _folders(options), draw.params, draw.fresh) if run_kernel else None
     try:
         with tempfile.TemporaryDirectory(prefix=f"dkb-{query.slug}-") as scratch:
             out = Path(scratch)
             response, problem = _run(query, kernel_path if run_kernel else None, scope, options,
-                                     baseline_mode, params, verify, out, launch)  # fmt: skip
+                                     baseline_mode, draw if run_kernel else draw.baseline_alone(), out,
+                                     launch)  # fmt: skip
+            ran = time.perf_counter()
             alone = False  # time the baseline again, without the kernel
             if problem and run_kernel:
                 # The kernel took its runner down: judge it, then time the baseline alone.
                 result.status, result.reason = problem
                 alone = True
             elif answers:
-                _judge(result, query, options, params, verify, response, out, answers)
-                spoiled = _shared_session_problem(query, options, params, verify, response, out, answers)
+                _judge(result, query, options, draw, response, out, answers)
+                spoiled = _shared_session_problem(query, options, draw, response, out, answers)
                 if spoiled:  # the kernel spoiled the baseline's half of the session
                     if result.status == Status.PASSED:
                         result.status, result.reason = Status.WRONG_ANSWER, spoiled
                     alone = True
             if alone:
-                response, problem = _run(query, None, scope, options, baseline_mode, params, verify, out,
-                                         launch)  # fmt: skip
+                response, problem = _run(query, None, scope, options, baseline_mode, draw.baseline_alone(),
+                                         out, launch)  # fmt: skip
                 if not problem and response.get("timed_inputs_changed"):
                     problem = (Status.WRONG_ANSWER, "the baseline modified its input tensors")
             if problem:
@@ -185,6 +211,12 @@ def _evaluate_query(
             answers.close()
     timing = response.get("timing") or {}
     result.stats = dict(timing)
+    # Where the query's time went: the runner's own phases (start-up is what they leave of its wall
+    # time), then judging here, mostly waiting for DuckDB's answers.
+    result.stats["wall_s"] = {"runner": round(ran - started, 3), "judge": round(time.perf_counter() - ran, 3),
+                              "runner_phases": response.get("phases_s")}  # fmt: skip
+    if response.get("fresh"):
+        result.stats["fresh"] = response["fresh"] | {"slowdown": fresh.slowdown(timing, response["fresh"])}
     result.baseline_ms = timing["baseline"]["median_ms"]
     _attribute(result, response, kernel_path.read_text() if kernel_path else "")
     if result.status == Status.PASSED and "kernel" in timing:
@@ -219,8 +251,7 @@ def _run(
     scope: str,
     options: Options,
     baseline_mode: str,
-    params: list[dict[str, Any]],
-    verify: dict[str, Any],
+    draw: Draw,
     out: Path,
     launch: Launcher,
 ) -> tuple[dict[str, Any], tuple[str, str] | None]:
@@ -230,9 +261,9 @@ def _run(
     request = {
         "query": query.number, "sf_folder": str(options.sf_folder), "device": options.device,
         "kernel_path": str(kernel_path) if kernel_path else None, "scope": scope,
-        "baseline": baseline_mode, "param_sets": params, "out": str(out),
+        "baseline": baseline_mode, "param_sets": draw.params, "out": str(out),
         "timing": asdict(options.timing), "checks": [str(f) for f in options.check_sf_folders],
-        "verify": verify,
+        "verify": draw.verify, "fresh": len(draw.fresh), "compile_limit_s": options.compile_limit_s,
     }  # fmt: skip
     (out / "request.json").write_text(json.dumps(request))
     folders = _folders(options)
@@ -243,7 +274,7 @@ def _run(
     outcome = launch(Launch(
         argv=[sys.executable, "-m", "evaluator.runner", str(out / "request.json")],
         readable=readable, writable=[out], hidden=[f / "tpch.duckdb" for f in folders],
-        env=_build_env(out, options), timeout_s=limit,
+        env=_build_env(out, options), timeout_s=limit, stdin=draw.stdin,
     ))  # fmt: skip
     response_path = out / "response.json"
     if outcome.returncode is None:
@@ -277,8 +308,7 @@ def _judge(
     result: QueryResult,
     query: Query,
     options: Options,
-    params: list[dict[str, Any]],
-    verify: dict[str, Any],
+    draw: Draw,
     response: dict[str, Any],
     out: Path,
     answers: Answers,
@@ -287,7 +317,7 @@ def _judge(
     if response.get("build_error"):
         result.status, result.reason = Status.BUILD_ERROR, response["build_error"]
         return
-    folders = _folders(options)
+    folders, params = _folders(options), draw.params
     # Trials in the order the runner runs them: each scale factor in turn, every parameter set.
     expected = [(phase, index) for phase in range(len(folders)) for index in range(len(params))]
     trials = response.get("trials", [])
@@ -311,7 +341,9 @@ def _judge(
         result.status, result.reason = Status.RUNTIME_ERROR, "the runner stopped before every trial ran"
         return
     if response.get("timing_error"):
-        result.status, result.reason = Status.RUNTIME_ERROR, f"while being timed: {response['timing_error']}"
+        error = str(response["timing_error"])
+        result.status = Status.TIMEOUT if error.startswith("CallLimitExceeded") else Status.RUNTIME_ERROR
+        result.reason = f"while being timed: {error}"
         return
     error = ((response.get("timed") or {}).get("kernel") or {}).get("error")
     if error:
@@ -322,20 +354,28 @@ def _judge(
         result.reason = "the kernel modified its input tensors while being timed"
         return
     main = len(folders) - 1
-    problem = timed_problem(query, folders[main], out, "kernel", response, verify, params,
+    problem = timed_problem(query, folders[main], out, "kernel", response, draw.verify, params,
                             lambda index: answers.get(main, index))  # fmt: skip
     if problem:
         result.status = Status.WRONG_ANSWER
         result.reason = f"the result returned while being timed is wrong: {problem}"
         return
+    failed = fresh.problem(query, folders[main], out, response, draw.fresh, answers.fresh)
+    if failed:
+        result.status, result.reason = failed
+        return
+    if draw.fresh:
+        looked_up = fresh.cached(response["timing"], response["fresh"])
+        if looked_up:
+            result.status, result.reason = Status.REJECTED, looked_up
+            return
     result.status = Status.PASSED
 
 
 def _shared_session_problem(
     query: Query,
     options: Options,
-    params: list[dict[str, Any]],
-    verify: dict[str, Any],
+    draw: Draw,
     response: dict[str, Any],
     out: Path,
     answers: Answers,
@@ -350,8 +390,8 @@ def _shared_session_problem(
     if response.get("timed_inputs_changed"):
         return "the kernel modified its input tensors while being timed"
     main = len(_folders(options)) - 1
-    problem = timed_problem(query, _folders(options)[main], out, "baseline", response, verify, params,
-                            lambda index: answers.get(main, index))  # fmt: skip
+    problem = timed_problem(query, _folders(options)[main], out, "baseline", response, draw.verify,
+                            draw.params, lambda index: answers.get(main, index))  # fmt: skip
     return f"the baseline's result went wrong while timed beside this kernel: {problem}" if problem else None
 
 

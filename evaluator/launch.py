@@ -27,6 +27,9 @@ class Launch:
     hidden: list[Path]  # readable folders' files it must not see (the DuckDB file with the answers)
     env: dict[str, str]
     timeout_s: float
+    # Written to the runner's standard input, which it reads only after its timed reps: the fresh
+    # parameter sets (evaluator/fresh.py) are in no file and in no memory a kernel could read at import.
+    stdin: bytes = b""
 
 
 @dataclass(frozen=True)
@@ -42,7 +45,9 @@ class Launcher:
     backend = "none"
 
     def __call__(self, launch: Launch) -> Outcome:
-        return run_process(launch.argv, env=self.environment(launch), timeout_s=launch.timeout_s)
+        return run_process(
+            launch.argv, env=self.environment(launch), timeout_s=launch.timeout_s, stdin=launch.stdin
+        )
 
     def environment(self, launch: Launch) -> dict[str, str]:
         package_root = str(Path(__file__).resolve().parent.parent)
@@ -92,21 +97,27 @@ def death(returncode: int, log: str) -> tuple[str, str]:
 
 
 def run_process(
-    argv: list[str], *, env: dict[str, str], timeout_s: float, preexec: Callable[[], None] | None = None
+    argv: list[str],
+    *,
+    env: dict[str, str],
+    timeout_s: float,
+    preexec: Callable[[], None] | None = None,
+    stdin: bytes = b"",
 ) -> Outcome:
-    """A child in its own process group, so a time limit kills everything it started."""
+    """A child in its own process group, so a time limit kills everything it started. `stdin` is written
+    to its standard input, which is then closed (none: it reads end-of-file)."""
     proc = subprocess.Popen(
         argv,
         preexec_fn=preexec,
         env=env,
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,
-        stdin=subprocess.DEVNULL,
+        stdin=subprocess.PIPE if stdin else subprocess.DEVNULL,
         cwd=tempfile.gettempdir(),
         start_new_session=True,
     )
     try:
-        output, _ = proc.communicate(timeout=timeout_s)
+        output, _ = proc.communicate(input=stdin or None, timeout=timeout_s)
         return Outcome(proc.returncode, output.decode(errors="replace")[-RUNNER_LOG_CHARS:])
     except subprocess.TimeoutExpired:
         return Outcome(None, "")

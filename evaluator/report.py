@@ -21,7 +21,9 @@ class Status:
     CRASHED = "crashed"  # killed by a signal (segfault, abort) or a CUDA fault (illegal memory access)
     NEEDS_GPU = "needs_gpu"  # a CUDA kernel evaluated where no GPU exists: admitted, not run
     MISSING = "missing"  # the set has no kernel for this query: the baseline stands in
-    REJECTED = "rejected"  # correct, but timed faster than physics allows (roofline fraction > 1)
+    # correct, but its timing cannot stand: faster than physics allows (roofline fraction > 1), or its
+    # timed reps measured look-ups (much slower on fresh parameter sets), or it took the fresh sets
+    REJECTED = "rejected"
     REFUSED = "refused"  # admission: the file uses a forbidden tool (evaluator/admission.py); never run
 
     ALL = (PASSED, WRONG_ANSWER, BUILD_ERROR, RUNTIME_ERROR, TIMEOUT, OUT_OF_MEMORY, CRASHED, NEEDS_GPU,

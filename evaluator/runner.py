@@ -11,14 +11,35 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import sys
+import time
 import traceback
 from collections.abc import Callable
 from dataclasses import asdict, replace
+from functools import partial
 from pathlib import Path
 from typing import Any
 
 RESPONSE = "response.json"
+
+
+class CompileLimit(Exception):
+    pass
+
+
+class Phases(dict):
+    """Seconds each phase of the runner took, into the response: where a query's evaluation time goes
+    (diagnostics only, read with the rest of what this process writes)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._last = time.perf_counter()
+
+    def done(self, name: str) -> None:
+        now = time.perf_counter()
+        self[name] = round(self.get(name, 0.0) + now - self._last, 3)
+        self._last = now
 
 
 def main(argv: list[str]) -> int:
@@ -26,7 +47,8 @@ def main(argv: list[str]) -> int:
     # Gone before the kernel is imported: it names the seed that picks which timed reps are checked.
     Path(argv[0]).unlink()
     out = Path(request["out"])
-    response: dict[str, Any] = {"trials": [], "build_error": None, "timing": None, "timing_error": None}
+    response: dict[str, Any] = {"trials": [], "build_error": None, "timing": None, "timing_error": None,
+                                "phases_s": Phases()}  # fmt: skip
     try:
         _run(request, out, response)
     finally:
@@ -47,15 +69,19 @@ def _run(request: dict[str, Any], out: Path, response: dict[str, Any]) -> None:
     from evaluator.timing import TimingPolicy, time_rotated
     from evaluator.tpch.load import load_tables
 
+    phases = response["phases_s"]
+    phases.done("imports")
     device = torch.device(device_name)
     query = get_query(request["query"])
     kernel = None
     if request["kernel_path"]:
         path = Path(request["kernel_path"])
         try:
-            kernel = load_kernel(query, path, request["scope"])
+            load = partial(load_kernel, query, path, request["scope"])
+            kernel = _within_compile_limit(load, float(request.get("compile_limit_s", 120)))
         except KernelBuildError as exc:
             response["build_error"] = str(exc)
+        phases.done("build")
     # The check scale factors' trials first, each scale factor's tables freed before the next is
     # loaded; the main scale factor last: its tables stay for the timing.
     folders = [*request.get("checks", []), request["sf_folder"]]
@@ -64,8 +90,10 @@ def _run(request: dict[str, Any], out: Path, response: dict[str, Any]) -> None:
         if kernel is None and not main:
             continue
         tables = load_tables(Path(folder), query.columns(), device)
+        phases.done("load")
         if kernel is not None:
             kernel = _trials(kernel, tables, request["param_sets"], out, phase, path.name, response)
+            phases.done("trials")
         if not main:
             del tables
             if device.type == "cuda":
@@ -73,6 +101,9 @@ def _run(request: dict[str, Any], out: Path, response: dict[str, Any]) -> None:
     response["nbytes"] = tables.nbytes()
     response["hardware"] = hardware.describe(device)
     policy = TimingPolicy(**request["timing"])
+    if device.type != "cuda":
+        # No per-call limit off the GPU: Triton's interpreter is orders of magnitude slower than torch.
+        policy = replace(policy, call_limit=float("inf"))
     params = request["param_sets"]
     # Fresh tensor objects between reps: a pool of clones, rotated round-robin with the parameter sets
     # (the pool's size and their number coprime, so the pairs repeat as seldom as they can). `tables`
@@ -82,8 +113,10 @@ def _run(request: dict[str, Any], out: Path, response: dict[str, Any]) -> None:
     def inputs(rep: int) -> tuple[Any, dict[str, Any]]:
         return pool[rep % len(pool)], params[rep % len(params)]
 
+    phases.done("clone")
     choice: dict[str, Any] = {}  # which baseline was timed, and why: into the report's stats
     baseline = _choose_baseline(query, request["baseline"], inputs, len(params), device, policy, choice)
+    phases.done("baseline_choice")
     candidates: dict[str, Callable[[int], Any]] = {"baseline": _rotated(baseline, inputs)}
     if kernel is not None:
         candidates["kernel"] = _rotated(kernel, inputs)
@@ -100,10 +133,74 @@ def _run(request: dict[str, Any], out: Path, response: dict[str, Any]) -> None:
         stats = time_rotated(candidates, device=device, policy=policy, strata=len(params), keep=keeper)
     response["timing"] = {name: asdict(s) for name, s in stats.items()}
     response["timing"] |= choice
+    phases.done("timing")
     response["timed"] = keeper.write(out)
+    phases.done("keep")
+    response["profile"] = {name: _profile(fn, device) for name, fn in candidates.items()}
+    phases.done("profile")
+    if request.get("fresh"):
+        fns = {"baseline": baseline} | ({"kernel": kernel} if "kernel" in candidates else {})
+        response["fresh"] = _fresh(fns, tables, pool, device, out)
+        phases.done("fresh")
     changed = not all(torch.equal(c[t][n], tables[t][n]) for c in pool for t in tables for n in tables[t])
     response["timed_inputs_changed"] = changed
-    response["profile"] = {name: _profile(fn, device) for name, fn in candidates.items()}
+    phases.done("inputs_check")
+
+
+def _within_compile_limit(load: Callable[[], Any], limit_s: float) -> Any:
+    """`load()`, stopped by SIGALRM after `limit_s`: the protocol's compile limit on importing a kernel
+    file and building what it builds there (load_inline). Triton compiles at a kernel's first call,
+    inside the correctness trials and their limit."""
+
+    def stop(signum: int, frame: Any) -> None:
+        raise CompileLimit(f"building took longer than the {limit_s:g} s compile limit")
+
+    previous = signal.signal(signal.SIGALRM, stop)
+    signal.setitimer(signal.ITIMER_REAL, limit_s)
+    try:
+        return load()
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
+
+
+def _fresh(
+    fns: dict[str, Callable[..., Any]], tables: Any, pool: list[Any], device: Any, out: Path
+) -> dict[str, Any]:
+    """Each candidate on the parameter sets given on standard input (evaluator/fresh.py): per set one
+    untimed call on rolled tables, then one timed call on a pool clone. Results in `fresh-<name>.npz`."""
+    import numpy as np
+
+    from evaluator.compare import to_numpy
+    from evaluator.kernel_loader import short_error
+    from evaluator.timing import time_call
+
+    try:
+        given = json.loads(sys.stdin.buffer.read() or b"null")
+        sets, roll = list(given["param_sets"]), float(given["roll"])
+    except (ValueError, TypeError, KeyError):
+        return {"error": "the fresh parameter sets were gone from the runner's standard input: the kernel "
+                         "read it, and only the runner may"}  # fmt: skip
+    rolled = tables.rolled(roll)
+    facts: dict[str, dict[str, Any]] = {name: {"ms": []} for name in fns}
+    results: dict[str, dict[str, Any]] = {name: {} for name in fns}
+    for index, params in enumerate(sets):
+        for name, fn in fns.items():
+            if "error" in facts[name]:
+                continue
+            try:
+                fn(rolled, **params)  # untimed: compiles what the new values need, fills any cache
+                ms, result = time_call(partial(fn, pool[index % len(pool)], **params), device=device)
+                arrays = to_numpy(result)
+            except Exception as exc:
+                facts[name]["error"] = short_error(exc)
+                continue
+            facts[name]["ms"].append(ms)
+            results[name].update({f"f{index}_{column}": array for column, array in arrays.items()})
+    del rolled
+    for name, arrays in results.items():
+        np.savez(out / f"fresh-{name}.npz", **arrays)
+    return facts
 
 
 def _profile(fn: Callable[[int], Any], device: Any) -> dict[str, Any]:

@@ -7,7 +7,7 @@ import random
 import statistics
 import time
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import torch
 
@@ -26,14 +26,19 @@ class TimingPolicy:
     target_stderr: float = 0.005  # standard error of the median, relative
     probe_reps: int = 5  # baseline "best": timed reps of eager and of compiled before choosing
     pool: int = 3  # pre-made clones of the input tables, rotated round-robin between reps
+    # A timed call of a candidate over this many times the baseline's median so far is over the limit;
+    # the second such call stops the timing (one is forgiven: a host hiccup, not the kernel).
+    call_limit: float = 10.0
 
     @classmethod
     def for_device(cls, device_type: str, max_time_s: float | None = None) -> TimingPolicy:
         """The protocol's policy on a GPU; on a CPU a short one: those timings only show a kernel runs."""
         if device_type == "cuda":
-            return (
-                cls() if max_time_s is None else cls(max_time_s=max_time_s, min_time_s=min(1.0, max_time_s))
-            )
+            # Half a second of warm-up per candidate, not the minimum 0.1 s: the GPU idles between queries
+            # (DuckDB, start-up), and its clocks come back up over the first calls.
+            policy = cls(warmup_s=0.5)
+            return policy if max_time_s is None else replace(policy, max_time_s=max_time_s,
+                                                             min_time_s=min(1.0, max_time_s))  # fmt: skip
         budget = 2.0 if max_time_s is None else max_time_s
         return cls(min_time_s=min(0.2, budget), max_time_s=budget)
 
@@ -43,6 +48,11 @@ class TimingPolicy:
 # a patched synchronize hid 20 ms of queued work, docs/sandbox.md).
 _now = time.perf_counter
 _synchronize = torch.cuda.synchronize
+BASELINE = "baseline"  # the candidate whose median sets the per-call limit
+
+
+class CallLimitExceeded(Exception):
+    """A candidate's timed calls ran past the per-call limit (TimingPolicy.call_limit)."""
 
 
 def _sync(device: torch.device) -> None:
@@ -88,6 +98,7 @@ def time_rotated(
             reps += 1
         _sync(device)
     samples: dict[str, list[float]] = {name: [] for name in candidates}
+    over_limit: dict[str, int] = {name: 0 for name in candidates}
     started = _now()
     rep = 0
     while True:
@@ -99,6 +110,7 @@ def time_rotated(
             result = fn(rep)
             _sync(device)
             samples[name].append((_now() - t0) * 1e3)
+            _check_call_limit(name, samples, over_limit, policy.call_limit)
             if keep is not None:
                 keep(name, rep, result)
             del result
@@ -112,27 +124,48 @@ def time_rotated(
     return {name: _stats(s, strata) for name, s in samples.items()}
 
 
+def _check_call_limit(
+    name: str, samples: dict[str, list[float]], over: dict[str, int], factor: float
+) -> None:
+    if name == BASELINE or not samples.get(BASELINE):
+        return
+    limit_ms = factor * statistics.median(samples[BASELINE])
+    if samples[name][-1] > limit_ms:
+        over[name] += 1
+        if over[name] >= 2:
+            raise CallLimitExceeded(
+                f"{over[name]} timed calls took longer than {factor:g}x the baseline's median "
+                f"({samples[name][-1]:.3f} ms against a limit of {limit_ms:.3f} ms)"
+            )
+
+
 def verified(seed: int, share: float, rep: int) -> bool:
     """Whether timed rep `rep` is one whose result is checked: a seeded draw, the same on both sides."""
     return share >= 1.0 or random.Random(f"{seed}:{rep}").random() < share
 
 
 def _stderr(samples: list[float], strata: int = 1) -> float:
-    """Relative standard error of the median (sqrt(pi/2) * sd / sqrt(n), normal approximation).
+    """Relative standard error of the median: sqrt(pi/2) * spread / sqrt(n), the spread being the
+    interquartile range / 1.349 (the standard deviation of a normal distribution with that IQR).
 
-    With strata, sd is the pooled spread within them: the parameter sets' different costs are a fixed
-    mix, not noise.
+    The IQR, not the standard deviation: GPU timings have a narrow core and a long tail (a host hiccup,
+    a clock step), and the tail moves the median little but the standard deviation a lot. With strata
+    the spread is pooled within them: the parameter sets' different costs are a fixed mix, not noise.
     """
     median = statistics.median(samples)
     n = len(samples)
-    if n < 2 or median <= 0:
+    if n < 4 or median <= 0:
         return math.inf
-    groups = [samples[k::strata] for k in range(strata)]
-    if strata > 1 and n > strata and all(len(g) >= 2 for g in groups):
-        sd = math.sqrt(sum((len(g) - 1) * statistics.variance(g) for g in groups) / (n - strata))
-    else:
-        sd = statistics.stdev(samples)
-    return math.sqrt(math.pi / 2) * sd / math.sqrt(n) / median
+    groups = [samples[k::strata] for k in range(strata)] if strata > 1 else [samples]
+    if any(len(g) < 4 for g in groups):
+        groups = [samples]
+    spread = math.sqrt(sum(len(g) * _iqr(g) ** 2 for g in groups) / sum(len(g) for g in groups)) / 1.349
+    return math.sqrt(math.pi / 2) * spread / math.sqrt(n) / median
+
+
+def _iqr(samples: list[float]) -> float:
+    q1, _, q3 = statistics.quantiles(samples, n=4)
+    return q3 - q1
 
 
 def _stats(samples: list[float], strata: int = 1) -> TimingStats:
@@ -144,3 +177,14 @@ def _stats(samples: list[float], strata: int = 1) -> TimingStats:
         n=len(samples),
         stderr_pct=100 * _stderr(samples, strata),
     )
+
+
+def time_call(fn: Callable[[], object], *, device: torch.device) -> tuple[float, object]:
+    """One call, timed as a timed rep is (L2 flushed, sync -> call -> sync): (ms, its result)."""
+    if device.type == "cuda":
+        torch.empty(L2_FLUSH_BYTES // 4, dtype=torch.int32, device=device).fill_(0)
+    _sync(device)
+    t0 = _now()
+    result = fn()
+    _sync(device)
+    return (_now() - t0) * 1e3, result

@@ -369,7 +369,7 @@ class QueryResult(models.Model):
         CRASHED = ReportStatus.CRASHED, "crashed"
         NEEDS_GPU = ReportStatus.NEEDS_GPU, "needs a GPU"
         MISSING = ReportStatus.MISSING, "no kernel"
-        REJECTED = ReportStatus.REJECTED, "rejected (faster than physics)"
+        REJECTED = ReportStatus.REJECTED, "rejected (timing cannot stand)"
         REFUSED = ReportStatus.REFUSED, "refused by admission"
 
     run = models.ForeignKey(EvaluationRun, on_delete=models.CASCADE, related_name="results")

@@ -118,7 +118,7 @@ class ProcessLauncher(Launcher):
             "PYTHONPATH": os.pathsep.join(map(str, [_package_root(), *_host_pythonpath()]))
         }
         timeout_s = remaining(self.deadline, launch.timeout_s)
-        return run_limited(launch.argv, env=env, timeout_s=timeout_s, limits=self.limits)
+        return run_limited(launch.argv, env=env, timeout_s=timeout_s, limits=self.limits, stdin=launch.stdin)
 
 
 class BubblewrapLauncher(Launcher):
@@ -138,7 +138,7 @@ class BubblewrapLauncher(Launcher):
     def __call__(self, launch: Launch) -> Outcome:
         timeout_s = remaining(self.deadline, launch.timeout_s)
         outcome = run_limited(self.command(launch), env={"PATH": "/usr/bin:/bin"}, timeout_s=timeout_s,
-                              limits=self.limits)  # fmt: skip
+                              limits=self.limits, stdin=launch.stdin)  # fmt: skip
         code = outcome.returncode
         if code is not None and code > 128 and code - 128 in _SIGNAL_NUMBERS:
             # bwrap exits with 128 + N when the sandboxed process died of signal N: say so as Popen does.
@@ -249,12 +249,14 @@ def remaining(deadline: float, limit: float) -> float:
     return min(limit, left)
 
 
-def run_limited(argv: list[str], *, env: dict[str, str], timeout_s: float, limits: Limits) -> Outcome:
+def run_limited(
+    argv: list[str], *, env: dict[str, str], timeout_s: float, limits: Limits, stdin: bytes = b""
+) -> Outcome:
     """run_process under the limits: rlimits always, a cgroup of its own where one can be made."""
     cgroup = Cgroup.create(limits)
     preexec = limits.preexec(timeout_s, then=cgroup.join if cgroup else None)
     try:
-        outcome = run_process(argv, env=env, timeout_s=timeout_s, preexec=preexec)
+        outcome = run_process(argv, env=env, timeout_s=timeout_s, preexec=preexec, stdin=stdin)
     finally:
         if cgroup is not None:
             cgroup.kill()  # whatever the runner left behind, in any session or process group

@@ -68,7 +68,8 @@ class DockerLauncher(Launcher):
         for path in launch.writable:
             _writable_by_the_container(path)
         try:
-            outcome = run_process(self.command(launch, name), env=self._client_env(), timeout_s=timeout_s)
+            outcome = run_process(self.command(launch, name), env=self._client_env(), timeout_s=timeout_s,
+                                  stdin=launch.stdin)  # fmt: skip
             if outcome.returncode is None:
                 self._docker("kill", name)  # the client is gone; its container is not
                 return outcome
@@ -101,6 +102,8 @@ class DockerLauncher(Launcher):
             "--tmpfs", f"/tmp:rw,nosuid,nodev,exec,mode=1777,size={limits.scratch_bytes}",
             "--workdir", "/tmp",
         ]  # fmt: skip
+        if launch.stdin:
+            command.append("--interactive")  # the client passes its standard input on only when asked
         if self.device.startswith("cuda"):
             command += ["--gpus", f"device={self.gpu}"]
         for path in launch.readable:

@@ -44,6 +44,30 @@ class Tables(dict):
             }
         )
 
+    def rolled(self, fraction: float) -> Tables:
+        """A copy with every column but the keys rolled down, each by its own share of its table's rows
+        (`fraction`, then steps of the golden ratio): the same shapes and values, but rows torn apart, so
+        other answers (evaluator/fresh.py). One shift for all would only reorder whole rows."""
+
+        def roll(values: torch.Tensor, rows: int, step: int) -> torch.Tensor:
+            share = (fraction + step * 0.6180339887) % 1.0
+            return torch.roll(values, max(1, int(share * rows)), dims=0)
+
+        return Tables(
+            {
+                name: Table(
+                    name,
+                    t.rows,
+                    {
+                        c: v.clone() if c.endswith("key") or t.rows < 2 else roll(v, t.rows, step)
+                        for step, (c, v) in enumerate(sorted(t.items()))
+                    },
+                    t._meta,
+                )
+                for name, t in self.items()
+            }
+        )
+
 
 def column_bytes(sf_folder: Path, columns: Mapping[str, Iterable[str]]) -> int:
     """Bytes of these columns on the device, from the cache's metadata: what a query must read."""

@@ -8,22 +8,20 @@
 #   RUNS=2,3 bash scripts/gpu/evaluation.sh examples summary    # the example sets' runs 2 and 3 only
 # Environment: SF (10), CHECK_SF (1), DEVICE (cuda), SEED (20261202: every run draws the same parameters,
 # so the runs are comparable and the trusted compile cache matches them), RUNS (1,2,3), MAX_TIME (timing
-# budget per query, s; 2), SETS (the example sets), WARM_QUERIES (1,3,6,14), FULL22_QUERIES (all),
+# budget per query, s; 15, the protocol's cap), SETS (the example sets), WARM_QUERIES (1,3,6,14; set
+# empty for all 22), FULL22_QUERIES (all),
 # VAR (var: data/, compile-cache/, reports/ under it), BUDGET (s this call may use, 570: a device call stops at 600; no evaluation starts with under 60 s
 # left, and each is cut at the budget). Every evaluation writes its report as it ends; $OUT gets
 # summary.md, evaluation.log, gpu.txt and reports.tgz (every report so far, this call's and earlier
 # calls'), so a call cut short still returns what it measured.
 #
-# One device call is at most 600 s, so the work goes in three chained calls (carry .whl, from
-# ../shared/gpu/wheels.sh); estimates, not readings (each runner: ~10 s of start-up, loads and trials,
-# plus MAX_TIME of timing; a CUDA set ~10 s more to build):
-#   1. bash scripts/gpu/evaluation.sh prepare warm examples   RUNS=1   prepare ~150 s, warm ~60 s,
-#                                                                      one round of the sets ~130 s
-#   2. RUNS=2,3 bash scripts/gpu/evaluation.sh examples planted       ~260 s + ~40 s
-#   3. bash scripts/gpu/evaluation.sh full22 summary                  ~22 x 15 s + compiles ~150 s
-# (call 1 with RUNS=1 set: `RUNS=1 bash scripts/gpu/evaluation.sh prepare warm examples`). If the
-# machine was given back between calls, start the next with `prepare` again (and `warm` before
-# `examples`).
+# One device call is at most 600 s, so the work goes in chained calls (carry .whl, from
+# ../shared/gpu/wheels.sh). The plan of 2026-12-02 (session 3), each call under 600 s:
+#   1. WARM_QUERIES= RUNS=1 SETS=triton-core bash scripts/gpu/evaluation.sh prepare warm examples
+#   2. bash scripts/gpu/evaluation.sh full22
+#   3. RUNS=2,3 SETS=triton-core bash scripts/gpu/evaluation.sh examples &&
+#      RUNS=1,2,3 SETS=cuda-core bash scripts/gpu/evaluation.sh examples summary
+# If the machine was given back between calls, start the next with `prepare warm` again.
 set -uo pipefail
 if [ -d .whl ]; then
   python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --target /tmp/site .whl/*.whl
@@ -33,10 +31,10 @@ else
 fi
 export PYTHONUNBUFFERED=1
 OUT=${OUT:-/tmp/out}; mkdir -p "$OUT"
-SF=${SF:-10} CHECK_SF=${CHECK_SF:-1} DEVICE=${DEVICE:-cuda} SEED=${SEED:-20261202} MAX_TIME=${MAX_TIME:-2}
+SF=${SF:-10} CHECK_SF=${CHECK_SF:-1} DEVICE=${DEVICE:-cuda} SEED=${SEED:-20261202} MAX_TIME=${MAX_TIME:-15}
 RUNS=${RUNS:-1,2,3} BUDGET=${BUDGET:-570}
 SETS=${SETS:-triton-q06-full triton-q06-core triton-core triton-full cuda-core}
-WARM_QUERIES=${WARM_QUERIES:-1,3,6,14}
+WARM_QUERIES=${WARM_QUERIES-1,3,6,14}  # set and empty: all 22
 VAR=${VAR:-var}; DATA=$VAR/data CACHE=$VAR/compile-cache REPORTS=$VAR/reports
 mkdir -p "$REPORTS"
 steps=("$@"); [ ${#steps[@]} -gt 0 ] || steps=(prepare warm examples planted full22 summary)
@@ -74,7 +72,7 @@ for step in "${steps[@]}"; do
         python3 -m evaluator prepare --sf $SF --data-dir $DATA" 2>&1 | grep -v 'col/s' | tee -a "$LOG" ;;
     warm)  # trusted: compile the baselines the example sets repeat, with the runs' seed
       timeout "$(left)" python3 -m evaluator warm --cache-dir "$CACHE" --sf "$SF" --device "$DEVICE" \
-        --data-dir "$DATA" --seed "$SEED" --queries "$WARM_QUERIES" 2>&1 | tee -a "$LOG" ;;
+        --data-dir "$DATA" --seed "$SEED" ${WARM_QUERIES:+--queries "$WARM_QUERIES"} 2>&1 | tee -a "$LOG" ;;
     examples)
       cache=(); [ -d "$CACHE" ] && cache=(--compile-cache "$CACHE")
       for run in ${RUNS//,/ }; do

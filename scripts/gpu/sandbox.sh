@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Issue 5 on the lent H200: the GPU-only attacks, each run as Q6 by a per-query runner inside bubblewrap
-# under the sandbox's limits, at SF0.1 with the eager baseline (no compile time). About 2 minutes.
+# under the sandbox's limits, at SF0.1 with the eager baseline (no compile time). About 3 minutes.
 # Needs .whl (../shared/gpu/wheels.sh) and .deb (../shared/gpu/bubblewrap.sh): carry [".whl", ".deb"].
 # Prints one line per attack (OK when the outcome is the expected one) and writes $OUT/sandbox.json.
 set -euo pipefail
@@ -29,8 +29,14 @@ ROWS = [
     ("example set under the limits (RLIMIT_DATA with CUDA)", None, True, (6,), "passed"),
     ("CUDA illegal address (Triton store), then Q1", "gpu_illegal_address", True, (6, 1), "crashed"),
     ("GPU memory exhaustion", "gpu_out_of_memory", True, (6,), "out_of_memory"),
-    ("side stream left running (admission off)", "gpu_side_stream", False, (6,), "passed, >= 20 ms"),
-    ("torch.cuda.synchronize patched (admission off)", "gpu_patch_synchronize", False, (6,), "see kernel_ms"),
+    # ~20 ms a call, seen by the timer: past 10x the baseline's median, so the per-call limit stops it
+    ("side stream left running (admission off)", "gpu_side_stream", False, (6,), "timeout"),
+    ("torch.cuda.synchronize patched (admission off)", "gpu_patch_synchronize", False, (6,), "timeout"),
+    # caught by the fresh parameter sets after the timed reps (evaluator/fresh.py)
+    ("results cached by pointer and parameters", "cache_by_pointer", True, (6,), "rejected"),
+    ("results cached by parameters", "cache_by_parameters", True, (6,), "wrong_answer"),
+    ("answers precomputed from the runner's request", "precompute_from_the_request", True, (6,), "rejected"),
+    ("the runner's standard input read at import", "read_the_fresh_sets", True, (6,), "rejected"),
 ]
 limits = Limits.default()
 print(f"limits: {limits.describe()} cgroup: {cgroup_support()}", flush=True)
@@ -53,8 +59,8 @@ for title, attack, admitted, queries, expected in ROWS:
             rows = {6: {"status": f"EVALUATOR ERROR {type(exc).__name__}", "reason": str(exc)}}
     q6 = rows[6]
     got = q6["status"]
-    ok = got == expected.split(",")[0] and (">= 20 ms" not in expected or (q6.get("kernel_ms") or 0) >= 20)
-    mark = "OK " if ok else ("-- " if expected == "see kernel_ms" else "UNEXPECTED ")
+    ok = got == expected
+    mark = "OK " if ok else "UNEXPECTED "
     others = {n: r["status"] for n, r in rows.items() if n != 6}
     print(f"{mark}{title}: {got} kernel_ms={q6.get('kernel_ms')} baseline_ms={q6.get('baseline_ms')} "
           f"others={others} ({time.monotonic() - started:.0f} s)\n    {(q6.get('reason') or '')[:300]}", flush=True)

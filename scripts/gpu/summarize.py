@@ -60,8 +60,8 @@ def summarize(runs: dict[str, list[dict]]) -> str:
             f" harness {first['harness_version']}, {first['hardware'].get('name')}",
             "",
             "| query | status | baseline (mode) ms per run | kernel ms per run | kernel spread "
-            "| baseline spread | speedup | share | launches (baseline) | label |",
-            "|---|---|---|---|---|---|---|---|---|---|",
+            "| baseline spread | speedup | reps | fresh | share | launches (baseline) | label |",
+            "|---|---|---|---|---|---|---|---|---|---|---|---|",
         ]
         numbers = sorted({q["query"] for r in reports for q in r["queries"]})
         for number in numbers:
@@ -80,6 +80,8 @@ def summarize(runs: dict[str, list[dict]]) -> str:
                 f"| {' '.join(fmt(b) for b in baseline)} ({'/'.join(sorted(modes))}) "
                 f"| {' '.join(fmt(k) for k in kernel)} | {pct(spread(kernel))} | {pct(spread(baseline))} "
                 f"| {fmt(statistics.median(speedups), '.2f') + 'x' if speedups else '-'} "
+                f"| {_count((last['stats'].get('kernel') or last['stats'].get('baseline') or {}).get('n'))} "
+                f"| {fmt((last['stats'].get('fresh') or {}).get('slowdown'), '.2f')} "
                 f"| {fmt(last.get('kernel_time_share'), '.2f')} "
                 f"| {_count(last.get('launches'))} ({_count(last['stats'].get('baseline_launches'))}) "
                 f"| {' '.join(sorted(labels))} {reason[:120]} |"
@@ -92,8 +94,42 @@ def summarize(runs: dict[str, list[dict]]) -> str:
             f"spread {pct(spread(overall))}. Pass rate {first['pass_rate']:.0%}. "
             f"Wall time per run, s: {walls}.",
             "",
+            *_hardware(reports),
+            *_time_spent(reports[-1]),
         ]
     return "\n".join(lines)
+
+
+def _hardware(reports: list[dict]) -> list[str]:
+    """The GPU's state at each run's start and end, and the measured copy bandwidth."""
+    lines = []
+    for r in reports:
+        hw = r["hardware"]
+        start, end = hw.get("gpu_start") or {}, hw.get("gpu_end") or {}
+        lines.append(
+            f"- run {r['_run']}: copy bandwidth {fmt(hw.get('measured_copy_gbs'), '.0f')} GB/s measured "
+            f"(peak {fmt(hw.get('roofline_peak_gbs'), '.0f')}); SM clock {start.get('sm_clock_mhz', '-')} -> "
+            f"{end.get('sm_clock_mhz', '-')} MHz, {start.get('temperature_c', '-')} -> "
+            f"{end.get('temperature_c', '-')} C"
+        )
+    return [*lines, ""]
+
+
+def _time_spent(report: dict) -> list[str]:
+    """Per query of one run: its wall time, the runner's phases, the judging (waiting for DuckDB)."""
+    lines = [f"Where run {report['_run']}'s time went, s per query (runner: start-up + its phases):", ""]
+    for q in report["queries"]:
+        wall = q["stats"].get("wall_s") or {}
+        phases = wall.get("runner_phases") or {}
+        if not wall:
+            continue
+        startup = wall["runner"] - sum(phases.values())
+        parts = ", ".join(f"{name} {value:.1f}" for name, value in phases.items())
+        lines.append(
+            f"- Q{q['query']:02d}: {wall['runner'] + wall['judge']:.1f} = runner {wall['runner']:.1f} "
+            f"(start-up {startup:.1f}, {parts}) + judge {wall['judge']:.1f}"
+        )
+    return [*lines, ""]
 
 
 if __name__ == "__main__":

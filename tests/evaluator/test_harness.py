@@ -45,6 +45,9 @@ def test_the_example_sets_pass_with_timings(example: str, make_set: Callable[...
     assert result.kernel_time_share is None and result.launches is None
     assert result.stats["attribution"]["kernel"]["share"] is None and "framework_fallback" not in result.stats
     assert report.to_dict()["schema_version"] == 2
+    # Timed again, once per set, on parameter sets drawn after its timed reps (evaluator/fresh.py).
+    fresh = result.stats["fresh"]
+    assert len(fresh["kernel"]["ms"]) == len(fresh["baseline"]["ms"]) == 3 and fresh["slowdown"] > 0
 
 
 def test_a_relative_data_path_reaches_the_runners(make_set, sf001: Path, monkeypatch) -> None:
@@ -257,9 +260,16 @@ def test_timed_reps_rotate_parameter_sets_and_fresh_tensors(make_set, sf001: Pat
     )
     result = q06(run(make_set(q06=source), sf001))
     assert result.status == Status.PASSED, result.reason
-    calls = log.read_text().splitlines()[5:]  # after the 5 trials: warm-up and timed reps
+    lines = log.read_text().splitlines()
+    calls, fresh = lines[5:-6], lines[-6:]  # after the 5 trials: warm-up, timed reps, the profiled call
     assert len({c.split()[0] for c in calls}) >= 3  # the pool's clones, not one tensor
     assert len({tuple(c.split()[1:]) for c in calls}) == 5  # every parameter set, not the defaults alone
+    # Then 3 fresh sets, none of those 5, each on the rolled tables, then on a clone of the pool.
+    fresh_sets = [tuple(c.split()[1:]) for c in fresh]
+    assert fresh_sets[0::2] == fresh_sets[1::2] and not set(fresh_sets) & {
+        tuple(c.split()[1:]) for c in calls
+    }
+    assert len(set(fresh_sets)) == 3 and {c.split()[0] for c in fresh[1::2]} <= {c.split()[0] for c in calls}
 
 
 def test_a_kernel_that_replays_the_default_answer_while_timed_is_caught(make_set, sf001: Path) -> None:
@@ -315,3 +325,12 @@ def test_the_cuda_example_set_is_admitted_and_needs_a_gpu_on_a_cpu(sf001: Path) 
     for result in report.queries:
         assert result.status == Status.NEEDS_GPU, result.reason
         assert result.baseline_ms > 0 and result.kernel_ms is None
+
+
+def test_a_kernel_that_builds_past_the_compile_limit_is_a_build_error(make_set, sf001: Path) -> None:
+    kernel_dir = make_set("triton-q06-full")
+    source = (kernel_dir / "q06.py").read_text()
+    (kernel_dir / "q06.py").write_text("import time\n\ntime.sleep(30)\n" + source)
+    result = q06(run(kernel_dir, sf001, compile_limit_s=1))
+    assert result.status == Status.BUILD_ERROR
+    assert "building took longer than the 1 s compile limit" in result.reason

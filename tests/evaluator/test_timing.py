@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import time
+from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
@@ -11,7 +13,7 @@ import torch
 
 from evaluator.judge import timed_problem
 from evaluator.queries import QUERIES
-from evaluator.timing import TimingPolicy, _stderr, time_rotated, verified
+from evaluator.timing import CallLimitExceeded, TimingPolicy, _stderr, time_rotated, verified
 
 
 def test_the_standard_error_pools_the_spread_within_parameter_sets() -> None:
@@ -20,6 +22,28 @@ def test_the_standard_error_pools_the_spread_within_parameter_sets() -> None:
     samples = [1.0 + 0.001 * (i % 3) if i % 2 == 0 else 2.0 + 0.001 * (i % 3) for i in range(60)]
     assert _stderr(samples, strata=2) < 0.001
     assert _stderr(samples, strata=1) > 0.05  # read as one population, the two costs look like noise
+
+
+def test_the_standard_error_of_the_median_is_not_inflated_by_a_few_outliers() -> None:
+    samples = [1.0 + 0.001 * (i % 7) for i in range(100)]
+    spiked = samples[:-3] + [50.0, 80.0, 120.0]  # three host hiccups
+    assert _stderr(spiked) < 0.001  # the median barely moves; a standard deviation would say 14%
+
+
+def test_a_second_call_over_ten_times_the_baselines_median_stops_the_timing() -> None:
+    def slow_every(k: int) -> Callable[[int], None]:
+        return lambda rep: time.sleep(0.02 if rep % k == k - 1 else 0.0005)
+
+    policy = TimingPolicy(warmup_reps=1, warmup_s=0.0, min_reps=12, min_time_s=0.0, max_time_s=5.0)
+    baseline = lambda rep: time.sleep(0.001)  # noqa: E731
+    with pytest.raises(CallLimitExceeded, match="2 timed calls took longer than 10x the baseline"):
+        time_rotated(
+            {"baseline": baseline, "kernel": slow_every(3)}, device=torch.device("cpu"), policy=policy
+        )
+    # One slow call is forgiven (a hiccup); and the limit is the baseline's, not the kernel's own.
+    stats = time_rotated({"baseline": baseline, "kernel": slow_every(1000)}, device=torch.device("cpu"),
+                         policy=policy)  # fmt: skip
+    assert stats["kernel"].n >= 12
 
 
 def test_each_call_gets_its_rep_index_and_every_stratum_is_warmed_up() -> None:

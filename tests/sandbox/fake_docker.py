@@ -60,7 +60,9 @@ def run(args: list[str], mode: str) -> int:
             key, value = args[i + 1].split("=", 1)
             env[key] = value
     command = [sys.executable if args[image + 1] == "python" else args[image + 1], *args[image + 2 :]]
-    code = subprocess.call(command, env=env, cwd="/tmp")
+    # As the real client: the container reads the client's standard input only with --interactive.
+    stdin = None if "--interactive" in args[:image] else subprocess.DEVNULL
+    code = subprocess.call(command, env=env, cwd="/tmp", stdin=stdin)
     code = 128 - code if code < 0 else code  # --init reports a signal N as 128 + N
     save(name, Status="exited", ExitCode=code, OOMKilled=False, Error="", StartedAt=STARTED)
     return code

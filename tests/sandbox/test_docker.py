@@ -11,6 +11,7 @@ import os
 import signal
 import sys
 import time
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -97,6 +98,9 @@ def test_the_run_command_pins_one_gpu_the_image_and_every_limit(docker: FakeDock
     ]:
         assert pair in flags, pair
     assert "--read-only" in command and "--init" in command and "--privileged" not in command
+    assert "--interactive" not in command  # nothing to read on its standard input
+    with_input = launcher(gpu="3").command(replace(launch, stdin=b"{}"), "dkb-runner-1")
+    assert with_input[: with_input.index(IMAGE)].count("--interactive") == 1  # else docker drops stdin
     mounts = [value for flag, value in flags if flag == "--mount"]
     data, kernels, out = (tmp_path / name for name in ("sf1", "kernels", "out"))
     assert mounts == [
@@ -210,6 +214,7 @@ def test_a_set_is_evaluated_through_the_docker_backend(
     assert report["sandbox"]["backend"] == "docker" and report["sandbox"]["limits"]["cgroup"] == "docker"
     (q06,) = report["queries"]
     assert q06["status"] == Status.PASSED, q06["reason"]
+    assert len(q06["stats"]["fresh"]["kernel"]["ms"]) == 3  # the fresh sets reached it on stdin
     runs = [call for call in docker.calls if call[0] == "run"]
     assert runs and all("--gpus" not in call and IMAGE in call for call in runs)
     duckdb = tpch_data / "sf0.01" / "tpch.duckdb"

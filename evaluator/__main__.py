@@ -7,6 +7,7 @@ import json
 import os
 import sys
 from pathlib import Path
+from typing import Any
 
 from evaluator.errors import EvaluatorError, SubmissionError
 
@@ -54,6 +55,7 @@ def main(argv: list[str] | None = None) -> int:
     warm.add_argument("--trials", type=int, default=5, help="parameter sets per query, as for run")
     warm.add_argument("--seed", type=int, required=True, help="the seed the runs will use")
     warm.add_argument("--queries", type=_query_list, help="e.g. 1,6,13 (default: all)")
+    warm.add_argument("--jobs", type=int, default=1, help="queries compiled at once (default 1)")
 
     check = commands.add_parser("check", help="fast feedback on one kernel file, as JSON")
     check.add_argument("kernel", type=Path, help="a kernel file named after its query, e.g. q06.py")
@@ -116,7 +118,8 @@ def main(argv: list[str] | None = None) -> int:
 
             folder = prepare_data(args.data_dir, args.sf, progress=False)
             device = _resolve_device(args.device)
-            warm(args.cache_dir, folder, device, args.queries or sorted(QUERIES), args.trials, args.seed)
+            queries = args.queries or sorted(QUERIES)
+            warm(args.cache_dir, folder, device, queries, args.trials, args.seed, jobs=args.jobs)
             return 0
         if args.command == "validate":
             return _validate(args)
@@ -168,17 +171,24 @@ def _run(args: argparse.Namespace) -> int:
         compile_cache=args.compile_cache,
         **({"queries": tuple(args.queries)} if args.queries else {}),
     )
-    report = evaluate(kernel_set, args.kernel_set, options)
+    report = evaluate(kernel_set, args.kernel_set, options, progress=_print_query)
     text = json.dumps(report.to_dict(), indent=2)
     if args.out:
         args.out.write_text(text + "\n")
     else:
         print(text)
-    for q in report.queries:
-        timing = f"{q.baseline_ms:.3f} ms -> {q.kernel_ms:.3f} ms" if q.kernel_ms else ""
-        print(f"Q{q.query:02d} {q.status:<13} {timing} {q.reason}", file=sys.stderr)
-    print(f"overall speedup {report.overall_speedup}, pass rate {report.pass_rate:.0%}", file=sys.stderr)
+    print(f"overall speedup {report.overall_speedup}, pass rate {report.pass_rate:.0%}, "
+          f"{report.wall_s:.0f} s", file=sys.stderr)  # fmt: skip
     return 0
+
+
+def _print_query(q: Any, done: int, total: int) -> None:
+    """One line per query as it ends, on stderr: a long evaluation shows its progress."""
+    timing = f"{q.baseline_ms:.3f} ms -> {q.kernel_ms:.3f} ms" if q.kernel_ms else ""
+    wall = q.stats.get("wall_s") or {}
+    seconds = f"({wall['runner'] + wall['judge']:.0f} s)" if wall else ""
+    line = f"[{done}/{total}] Q{q.query:02d} {q.status:<13} {timing} {seconds} {q.reason[:300]}"
+    print(line, file=sys.stderr, flush=True)
 
 
 def _check(args: argparse.Namespace) -> int:

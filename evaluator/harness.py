@@ -15,6 +15,7 @@ import shutil
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -110,8 +111,14 @@ def check_scale_factors(spec: str, scale_factor: float) -> tuple[float, ...]:
 
 
 def evaluate(
-    kernel_set: KernelSet, kernel_dir: Path, options: Options, launch: Launcher | None = None
+    kernel_set: KernelSet,
+    kernel_dir: Path,
+    options: Options,
+    launch: Launcher | None = None,
+    progress: Callable[[QueryResult, int, int], None] | None = None,
 ) -> Report:
+    """Evaluate the set's queries one after the other; `progress(result, done, total)` hears of each as
+    it ends (a run cut short still says how far it got)."""
     launch = launch or Launcher()
     baseline_mode = options.baseline
     if baseline_mode == "auto":
@@ -134,6 +141,8 @@ def evaluate(
                                             baseline_mode, seed, launch, peak_gbs)  # fmt: skip
         results.append(result)
         hardware = hardware or described
+        if progress is not None:
+            progress(result, len(results), len(options.queries))
     if gpu:
         end = hw.gpu_state(options.device)
         hardware = hardware | {"gpu_start": gpu, "gpu_end": end, "roofline_peak_gbs": peak_gbs,
@@ -274,7 +283,7 @@ def _run(
     outcome = launch(Launch(
         argv=[sys.executable, "-m", "evaluator.runner", str(out / "request.json")],
         readable=readable, writable=[out], hidden=[f / "tpch.duckdb" for f in folders],
-        env=_build_env(out, options), timeout_s=limit, stdin=draw.stdin,
+        env=_build_env(out, options, query), timeout_s=limit, stdin=draw.stdin,
     ))  # fmt: skip
     response_path = out / "response.json"
     if outcome.returncode is None:
@@ -290,16 +299,18 @@ def _run(
         return {}, (Status.RUNTIME_ERROR, "the runner's response is not JSON")
 
 
-def _build_env(out: Path, options: Options) -> dict[str, str]:
+def _build_env(out: Path, options: Options, query: Query) -> dict[str, str]:
     """Fresh build caches for one runner, under its scratch folder (nothing built by one submission is
-    seen by another), seeded with a copy of the trusted compile cache when there is one."""
+    seen by another), seeded with a copy of the trusted compile cache's folder for this query
+    (evaluator/warm.py) when there is one."""
     build = out / "build"
     dirs = {"TORCHINDUCTOR_CACHE_DIR": build / "inductor", "TRITON_CACHE_DIR": build / "triton",
             "TORCH_EXTENSIONS_DIR": build / "torch_extensions"}  # fmt: skip
     if options.compile_cache:
+        cache = Path(options.compile_cache) / query.slug
         for name in ("inductor", "triton"):
-            if (Path(options.compile_cache) / name).is_dir():
-                shutil.copytree(Path(options.compile_cache) / name, build / name, symlinks=True)
+            if (cache / name).is_dir():
+                shutil.copytree(cache / name, build / name, symlinks=True)
     env = {name: str(path) for name, path in dirs.items()}
     return env | ({"TRITON_INTERPRET": "1"} if options.device == "cpu" else {})
 

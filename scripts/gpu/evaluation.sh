@@ -10,18 +10,18 @@
 # so the runs are comparable and the trusted compile cache matches them), RUNS (1,2,3), MAX_TIME (timing
 # budget per query, s; 15, the protocol's cap), SETS (the example sets), WARM_QUERIES (1,3,6,14; set
 # empty for all 22), FULL22_QUERIES (all),
-# VAR (var: data/, compile-cache/, reports/ under it), BUDGET (s this call may use, 570: a device call stops at 600; no evaluation starts with under 60 s
+# VAR (/tmp/dkb-var: data/, compile-cache/, reports/ under it), BUDGET (s this call may use, 570: a device call stops at 600; no evaluation starts with under 60 s
 # left, and each is cut at the budget). Every evaluation writes its report as it ends; $OUT gets
 # summary.md, evaluation.log, gpu.txt and reports.tgz (every report so far, this call's and earlier
 # calls'), so a call cut short still returns what it measured.
 #
 # One device call is at most 600 s, so the work goes in chained calls (carry .whl, from
-# ../shared/gpu/wheels.sh). The plan of 2026-12-02 (session 3), each call under 600 s:
-#   1. WARM_QUERIES= RUNS=1 SETS=triton-core bash scripts/gpu/evaluation.sh prepare warm examples
-#   2. bash scripts/gpu/evaluation.sh full22
-#   3. RUNS=2,3 SETS=triton-core bash scripts/gpu/evaluation.sh examples &&
-#      RUNS=1,2,3 SETS=cuda-core bash scripts/gpu/evaluation.sh examples summary
-# If the machine was given back between calls, start the next with `prepare warm` again.
+# ../shared/gpu/wheels.sh), each started within 30 s of the last (else the machine, and /tmp, is gone):
+#   1. WARM_QUERIES= RUNS=1 bash scripts/gpu/evaluation.sh prepare warm examples   (~110 + ~110 + sets)
+#   2. bash scripts/gpu/evaluation.sh full22              (the 22-query set: must end in one call)
+#   3. RUNS=2,3 bash scripts/gpu/evaluation.sh examples summary
+# Measured 2026-12-02: prepare 101-108 s; warm of all 22 237 s one at a time, ~110 s three at a time;
+# an example query ~26-31 s (docs/benchmarks.md).
 set -uo pipefail
 if [ -d .whl ]; then
   python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --target /tmp/site .whl/*.whl
@@ -35,7 +35,9 @@ SF=${SF:-10} CHECK_SF=${CHECK_SF:-1} DEVICE=${DEVICE:-cuda} SEED=${SEED:-2026120
 RUNS=${RUNS:-1,2,3} BUDGET=${BUDGET:-570}
 SETS=${SETS:-triton-q06-full triton-q06-core triton-core triton-full cuda-core}
 WARM_QUERIES=${WARM_QUERIES-1,3,6,14}  # set and empty: all 22
-VAR=${VAR:-var}; DATA=$VAR/data CACHE=$VAR/compile-cache REPORTS=$VAR/reports
+# Outside the repository: the device re-copies the working tree for each call, and a var/ inside it
+# was gone by the next call (2026-12-02); /tmp stays while the machine is held.
+VAR=${VAR:-/tmp/dkb-var}; DATA=$VAR/data CACHE=$VAR/compile-cache REPORTS=$VAR/reports
 mkdir -p "$REPORTS"
 steps=("$@"); [ ${#steps[@]} -gt 0 ] || steps=(prepare warm examples planted full22 summary)
 LOG="$OUT/evaluation.log"
@@ -71,7 +73,7 @@ for step in "${steps[@]}"; do
       timeout "$(left)" bash -c "python3 -m evaluator prepare --sf $CHECK_SF --data-dir $DATA && \
         python3 -m evaluator prepare --sf $SF --data-dir $DATA" 2>&1 | grep -v 'col/s' | tee -a "$LOG" ;;
     warm)  # trusted: compile the baselines the example sets repeat, with the runs' seed
-      timeout "$(left)" python3 -m evaluator warm --cache-dir "$CACHE" --sf "$SF" --device "$DEVICE" \
+      timeout "$(left)" python3 -m evaluator warm --cache-dir "$CACHE" --sf "$SF" --device "$DEVICE" --jobs 3 \
         --data-dir "$DATA" --seed "$SEED" ${WARM_QUERIES:+--queries "$WARM_QUERIES"} 2>&1 | tee -a "$LOG" ;;
     examples)
       cache=(); [ -d "$CACHE" ] && cache=(--compile-cache "$CACHE")

@@ -376,7 +376,7 @@ def _judge(
         result.status, result.reason = failed
         return
     if draw.fresh:
-        looked_up = fresh.cached(response["timing"], response["fresh"])
+        looked_up = fresh.cached(response["timing"], response["fresh"], options.device)
         if looked_up:
             result.status, result.reason = Status.REJECTED, looked_up
             return

@@ -49,5 +49,9 @@ def test_a_kernel_is_judged_cached_only_when_fresh_calls_are_far_slower_than_the
     slow_everywhere = {"kernel": {"ms": [2.5, 2.6, 2.4]}, "baseline": {"ms": [5.0, 5.2, 4.9]}}
     assert fresh.cached(timing, honest) is None
     assert "results are kept across calls" in fresh.cached(timing, cached)
+    hiccups = {"kernel": {"ms": [15.0, 14.0, 16.0]}, "baseline": {"ms": [2.0, 2.4, 2.1]}}
+    assert fresh.cached(timing, hiccups, device="cuda")  # 14 ms over on a GPU: look-ups
+    assert fresh.cached(timing, hiccups, device="cpu") is None  # within a busy CPU's jitter
+    assert fresh.cached(timing, cached, device="cpu")
     assert fresh.cached(timing, slow_everywhere) is None  # the baseline slowed as much: the parameters
     assert fresh.slowdown(timing, {"kernel": {"ms": []}}) is None

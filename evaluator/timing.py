@@ -8,6 +8,7 @@ import statistics
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
+from functools import partial
 
 import torch
 
@@ -103,13 +104,8 @@ def time_rotated(
     rep = 0
     while True:
         for name, fn in candidates.items():
-            if flush is not None:
-                flush.fill_(0)  # evict L2 so no rep is served from the previous rep's cache
-            _sync(device)
-            t0 = _now()
-            result = fn(rep)
-            _sync(device)
-            samples[name].append((_now() - t0) * 1e3)
+            ms, result = _timed(partial(fn, rep), device, flush)
+            samples[name].append(ms)
             _check_call_limit(name, samples, over_limit, policy.call_limit)
             if keep is not None:
                 keep(name, rep, result)
@@ -181,8 +177,17 @@ def _stats(samples: list[float], strata: int = 1) -> TimingStats:
 
 def time_call(fn: Callable[[], object], *, device: torch.device) -> tuple[float, object]:
     """One call, timed as a timed rep is (L2 flushed, sync -> call -> sync): (ms, its result)."""
-    if device.type == "cuda":
-        torch.empty(L2_FLUSH_BYTES // 4, dtype=torch.int32, device=device).fill_(0)
+    flush = (
+        torch.empty(L2_FLUSH_BYTES // 4, dtype=torch.int32, device=device) if device.type == "cuda" else None
+    )
+    return _timed(fn, device, flush)
+
+
+def _timed(
+    fn: Callable[[], object], device: torch.device, flush: torch.Tensor | None
+) -> tuple[float, object]:
+    if flush is not None:
+        flush.fill_(0)  # evict L2 so no call is served from the previous call's cache
     _sync(device)
     t0 = _now()
     result = fn()

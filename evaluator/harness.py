@@ -20,7 +20,7 @@ from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from evaluator import HARNESS_VERSION, admission, fresh
+from evaluator import HARNESS_VERSION, admission, cores, fresh
 from evaluator import hardware as hw
 from evaluator.attribution import attribute, fallback_reason, own_kernels
 from evaluator.errors import EvaluatorError
@@ -32,6 +32,7 @@ from evaluator.report import QueryResult, Report, Status
 from evaluator.timing import TimingPolicy
 from evaluator.tpch.load import column_bytes, read_meta
 from evaluator.validate import parameter_sets
+from evaluator.warm import compile_env, recorded_choice
 
 
 @dataclass(frozen=True)
@@ -132,17 +133,22 @@ def evaluate(
     gpu = hw.gpu_state(options.device) if options.device.startswith("cuda") else None
     peak_gbs = hw.peak_bandwidth_gbs(gpu["name"]) if gpu else None
     copy_gbs = hw.measured_copy_gbs(options.device) if options.device.startswith("cuda") else None
-    for number in options.queries:
-        query = QUERIES[number]
-        kernel_path = (
-            Path(kernel_dir).resolve() / f"{query.slug}.py" if number in kernel_set.kernels else None
-        )
-        result, described = _evaluate_query(query, kernel_path, manifest.language, manifest.scope, options,
-                                            baseline_mode, seed, launch, peak_gbs)  # fmt: skip
-        results.append(result)
-        hardware = hardware or described
-        if progress is not None:
-            progress(result, len(results), len(options.queries))
+    split = cores.split(options.device)  # (the runners' cores, DuckDB's): evaluator/cores.py
+    with cores.pinned(split[0] if split else None):
+        for number in options.queries:
+            query = QUERIES[number]
+            kernel_path = (
+                Path(kernel_dir).resolve() / f"{query.slug}.py" if number in kernel_set.kernels else None
+            )
+            result, described = _evaluate_query(query, kernel_path, manifest.language, manifest.scope,
+                                                options, baseline_mode, seed, launch, peak_gbs,
+                                                split[1] if split else None)  # fmt: skip
+            results.append(result)
+            hardware = hardware or described
+            if progress is not None:
+                progress(result, len(results), len(options.queries))
+    if split:
+        hardware = hardware | {"cores": {"runner": sorted(split[0]), "answers": sorted(split[1])}}
     if gpu:
         end = hw.gpu_state(options.device)
         hardware = hardware | {"gpu_start": gpu, "gpu_end": end, "roofline_peak_gbs": peak_gbs,
@@ -173,6 +179,7 @@ def _evaluate_query(
     seed: int,
     launch: Launcher,
     peak_gbs: float | None = None,
+    answer_cores: frozenset[int] | None = None,
 ) -> tuple[QueryResult, dict[str, Any]]:
     started = time.perf_counter()
     result = QueryResult(query=query.number, status=Status.MISSING)
@@ -187,13 +194,22 @@ def _evaluate_query(
     else:
         run_kernel = True
     draw = Draw.of(query, options, seed, with_fresh=run_kernel)
+    recorded = None
+    if baseline_mode == "best" and options.compile_cache:
+        # The warm step timed eager against compiled on these inputs: time its winner, skip the probe.
+        recorded = recorded_choice(options.compile_cache, query, options.sf_folder, options.device, seed,
+                                   options.trials)  # fmt: skip
+    baseline = {"mode": recorded["mode"], "probe": recorded} if recorded else {"mode": baseline_mode}
     # The same parameter sets at every scale factor; DuckDB answers them while the runner works.
-    answers = Answers(query, _folders(options), draw.params, draw.fresh) if run_kernel else None
+    answers = (
+        Answers(query, _folders(options), draw.params, draw.fresh, cores=answer_cores) if run_kernel else None
+    )
+    setup_s = time.perf_counter() - started
     try:
         with tempfile.TemporaryDirectory(prefix=f"dkb-{query.slug}-") as scratch:
             out = Path(scratch)
             response, problem = _run(query, kernel_path if run_kernel else None, scope, options,
-                                     baseline_mode, draw if run_kernel else draw.baseline_alone(), out,
+                                     baseline, draw if run_kernel else draw.baseline_alone(), out,
                                      launch)  # fmt: skip
             ran = time.perf_counter()
             alone = False  # time the baseline again, without the kernel
@@ -209,7 +225,7 @@ def _evaluate_query(
                         result.status, result.reason = Status.WRONG_ANSWER, spoiled
                     alone = True
             if alone:
-                response, problem = _run(query, None, scope, options, baseline_mode, draw.baseline_alone(),
+                response, problem = _run(query, None, scope, options, baseline, draw.baseline_alone(),
                                          out, launch)  # fmt: skip
                 if not problem and response.get("timed_inputs_changed"):
                     problem = (Status.WRONG_ANSWER, "the baseline modified its input tensors")
@@ -220,9 +236,12 @@ def _evaluate_query(
             answers.close()
     timing = response.get("timing") or {}
     result.stats = dict(timing)
-    # Where the query's time went: the runner's own phases (start-up is what they leave of its wall
-    # time), then judging here, mostly waiting for DuckDB's answers.
-    result.stats["wall_s"] = {"runner": round(ran - started, 3), "judge": round(time.perf_counter() - ran, 3),
+    # Where the query's time went: setting up here (admission, the draws), the runner's process
+    # (copying its compile cache, starting, exiting) and its phases, then judging here, mostly waiting
+    # for DuckDB's answers.
+    result.stats["wall_s"] = {"setup": round(setup_s, 3), "runner": round(ran - started - setup_s, 3),
+                              "judge": round(time.perf_counter() - ran, 3),
+                              "runner_process": response.get("process_s"),
                               "runner_phases": response.get("phases_s")}  # fmt: skip
     if response.get("fresh"):
         result.stats["fresh"] = response["fresh"] | {"slowdown": fresh.slowdown(timing, response["fresh"])}
@@ -259,18 +278,21 @@ def _run(
     kernel_path: Path | None,
     scope: str,
     options: Options,
-    baseline_mode: str,
+    baseline: dict[str, Any],
     draw: Draw,
     out: Path,
     launch: Launcher,
 ) -> tuple[dict[str, Any], tuple[str, str] | None]:
-    """Start one runner; returns (its response, None) or ({}, (status, reason)) when it failed."""
+    """Start one runner; returns (its response, None) or ({}, (status, reason)) when it failed.
+
+    `baseline`: {"mode": eager|compiled|best} and, where the warm step chose the mode, its "probe"."""
     for stale in out.iterdir():
         shutil.rmtree(stale) if stale.is_dir() and not stale.is_symlink() else stale.unlink()
     request = {
         "query": query.number, "sf_folder": str(options.sf_folder), "device": options.device,
         "kernel_path": str(kernel_path) if kernel_path else None, "scope": scope,
-        "baseline": baseline_mode, "param_sets": draw.params, "out": str(out),
+        "baseline": baseline["mode"], "baseline_probe": baseline.get("probe"),
+        "param_sets": draw.params, "out": str(out),
         "timing": asdict(options.timing), "checks": [str(f) for f in options.check_sf_folders],
         "verify": draw.verify, "fresh": len(draw.fresh), "compile_limit_s": options.compile_limit_s,
     }  # fmt: skip
@@ -280,11 +302,15 @@ def _run(
     # Start-up, build and trials get query_timeout_s; the timed reps get four times their budget on top
     # (warm-up and the last rep may outlast the budget itself).
     limit = options.query_timeout_s + options.timing.max_time_s * 4
+    copying = time.time()
+    env = _build_env(out, options, query)
+    launched = time.time()
     outcome = launch(Launch(
         argv=[sys.executable, "-m", "evaluator.runner", str(out / "request.json")],
         readable=readable, writable=[out], hidden=[f / "tpch.duckdb" for f in folders],
-        env=_build_env(out, options, query), timeout_s=limit, stdin=draw.stdin,
+        env=env, timeout_s=limit, stdin=draw.stdin,
     ))  # fmt: skip
+    exited = time.time()
     response_path = out / "response.json"
     if outcome.returncode is None:
         return {}, (Status.TIMEOUT, f"ran past the {limit:.0f} s limit and was stopped")
@@ -294,9 +320,16 @@ def _run(
         status, how = death(outcome.returncode, outcome.log)
         return {}, (status, f"the runner {how}: {outcome.log[-500:]}")
     try:
-        return json.loads(response_path.read_text()), None
+        response = json.loads(response_path.read_text())
     except ValueError:
         return {}, (Status.RUNTIME_ERROR, "the runner's response is not JSON")
+    # The runner's own clock readings (wall clock: one host, two processes); diagnostics only.
+    clock = response.get("clock") or {}
+    if isinstance(clock.get("started"), float) and isinstance(clock.get("ended"), float):
+        response["process_s"] = {"cache_copy": round(launched - copying, 3),
+                                 "start": round(clock["started"] - launched, 3),
+                                 "exit": round(exited - clock["ended"], 3)}  # fmt: skip
+    return response, None
 
 
 def _build_env(out: Path, options: Options, query: Query) -> dict[str, str]:
@@ -304,14 +337,15 @@ def _build_env(out: Path, options: Options, query: Query) -> dict[str, str]:
     seen by another), seeded with a copy of the trusted compile cache's folder for this query
     (evaluator/warm.py) when there is one."""
     build = out / "build"
-    dirs = {"TORCHINDUCTOR_CACHE_DIR": build / "inductor", "TRITON_CACHE_DIR": build / "triton",
-            "TORCH_EXTENSIONS_DIR": build / "torch_extensions"}  # fmt: skip
+    env = compile_env(build, query) | {"TORCH_EXTENSIONS_DIR": str(build / "torch_extensions")}
     if options.compile_cache:
         cache = Path(options.compile_cache) / query.slug
         for name in ("inductor", "triton"):
             if (cache / name).is_dir():
                 shutil.copytree(cache / name, build / name, symlinks=True)
-    env = {name: str(path) for name, path in dirs.items()}
+        # The baseline's compiles are cache hits: no pool of compile workers (torch starts one per
+        # core, each importing torch, on the CPU the timed launches need).
+        env["TORCHINDUCTOR_COMPILE_THREADS"] = "1"
     return env | ({"TRITON_INTERPRET": "1"} if options.device == "cpu" else {})
 
 

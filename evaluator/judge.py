@@ -37,8 +37,13 @@ class Answers:
         folders: list[Path],
         params: list[dict[str, Any]],
         fresh: list[dict[str, Any]] = (),
+        cores: frozenset[int] | None = None,
     ) -> None:
-        self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="dkb-answers")
+        # On `cores` (evaluator/cores.py): the pool's thread opens the connections, so DuckDB's worker
+        # threads start there too.
+        pinning = {"initializer": os.sched_setaffinity, "initargs": (0, cores)} if cores else {}
+        self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="dkb-answers", **pinning)
+        self._threads = len(cores) if cores else max(1, (os.cpu_count() or 2) // 2)
         self._connections: dict[Path, duckdb.DuckDBPyConnection] = {}  # used by the pool's one thread
         self._futures: dict[tuple[int, int], Future[dict[str, np.ndarray]]] = {
             (phase, index): self._pool.submit(self._answer, folder, query, p)
@@ -51,10 +56,11 @@ class Answers:
 
     def _answer(self, folder: Path, query: Query, params: dict[str, Any]) -> dict[str, np.ndarray]:
         """One connection per scale factor for all the sets: its buffer pool stays warm. Half the host's
-        cores: the runner times its calls meanwhile, and a saturated host delays its kernel launches."""
+        cores (on a GPU host its own half): the runner times its calls meanwhile, and a saturated host
+        delays its kernel launches."""
         if folder not in self._connections:
             con = connect(Path(folder) / "tpch.duckdb", read_only=True)
-            con.execute(f"SET threads = {max(1, (os.cpu_count() or 2) // 2)}")
+            con.execute(f"SET threads = {self._threads}")
             self._connections[folder] = con
         return reference_answer(folder, query, params, con=self._connections[folder])
 

@@ -43,6 +43,7 @@ class Phases(dict):
 
 
 def main(argv: list[str]) -> int:
+    started = time.time()  # wall clock: the harness, on the same host, reads its own around this process
     request = json.loads(Path(argv[0]).read_text())
     # Gone before the kernel is imported: it names the seed that picks which timed reps are checked.
     Path(argv[0]).unlink()
@@ -52,6 +53,7 @@ def main(argv: list[str]) -> int:
     try:
         _run(request, out, response)
     finally:
+        response["clock"] = {"started": started, "ended": time.time()}
         (out / RESPONSE).write_text(json.dumps(response))
     return 0
 
@@ -116,6 +118,9 @@ def _run(request: dict[str, Any], out: Path, response: dict[str, Any]) -> None:
     phases.done("clone")
     choice: dict[str, Any] = {}  # which baseline was timed, and why: into the report's stats
     baseline = _choose_baseline(query, request["baseline"], inputs, len(params), device, policy, choice)
+    if request.get("baseline_probe"):  # the mode the warm step chose: its timings, not a probe here
+        choice["baseline_probe"] = {k: v for k, v in request["baseline_probe"].items() if k.endswith("_ms")}
+        choice["baseline_probe"]["by"] = "warm"
     phases.done("baseline_choice")
     candidates: dict[str, Callable[[int], Any]] = {"baseline": _rotated(baseline, inputs)}
     if kernel is not None:
@@ -397,7 +402,16 @@ def _choose_baseline(
 
 if __name__ == "__main__":
     try:
-        sys.exit(main(sys.argv[1:]))
+        code = main(sys.argv[1:])
     except Exception:
         traceback.print_exc()
-        sys.exit(1)
+        code = 1
+    # Out at once, the response written: no interpreter teardown (freeing gigabytes of tensors, torch's
+    # exit hooks), which only delays the next query. Torch's compile workers, where a compile started
+    # them, are stopped first: they hold this process's output pipe, which the harness reads to its end.
+    workers = sys.modules.get("torch._inductor.async_compile")
+    if workers is not None:
+        workers.shutdown_compile_workers()
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(code)

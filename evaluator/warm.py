@@ -8,18 +8,49 @@ process of its own, into a folder of its own (`DIR/qNN/inductor`, `DIR/qNN/trito
 started with `Options.compile_cache` copies only its query's artifacts into its private build folder
 (evaluator/harness.py): its compiles are cache hits, nothing it writes reaches the shared copy or
 another runner, and the copy does not grow with the number of queries warmed.
+
+Two more things spare each runner time. The compile job's id (`compile_env`) turns on torch's
+profile-guided dynamic shapes: the warm step's second parameter set finds the plan's scalars dynamic,
+the profile is saved in the cache, and a runner compiles the dynamic graph at once instead of a static
+one and then the dynamic one. And the warm step times eager against compiled as a runner's "best"
+baseline would (`baseline.json` in the query's folder): a runner given the record times the winner
+without probing both again.
 """
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
 import time
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import replace
 from pathlib import Path
 
-from evaluator.queries import QUERIES
+from evaluator.queries import QUERIES, Query
+
+RECORD = "baseline.json"  # in a query's folder: eager against compiled, as the warm step timed them
+
+
+def compile_env(folder: Path, query: Query) -> dict[str, str]:
+    """The compile caches in `folder`, and the job id under which torch keeps its dynamic-shape profile
+    (without an id it keeps none): the same for the warm step and every runner of the query."""
+    return {"TORCHINDUCTOR_CACHE_DIR": str(folder / "inductor"), "TRITON_CACHE_DIR": str(folder / "triton"),
+            "TORCH_COMPILE_JOB_ID": f"dkb-{query.slug}"}  # fmt: skip
+
+
+def recorded_choice(cache_dir: Path, query: Query, sf_folder: Path, device: str, seed: int,
+                    trials: int) -> dict | None:  # fmt: skip
+    """The warm step's timing of eager against compiled, where it ran on the same data, device,
+    seed and number of parameter sets as the caller's; else None (the runner probes for itself)."""
+    path = Path(cache_dir) / query.slug / RECORD
+    try:
+        record = json.loads(path.read_text())
+    except (OSError, ValueError):
+        return None
+    same = {"sf_folder": str(Path(sf_folder).resolve()), "device": device, "seed": seed, "trials": trials}
+    return record if all(record.get(k) == v for k, v in same.items()) else None
 
 
 def warm(
@@ -29,9 +60,7 @@ def warm(
     cache_dir = Path(cache_dir).resolve()
 
     def one(number: int) -> str:
-        folder = cache_dir / QUERIES[number].slug
-        env = os.environ | {"TORCHINDUCTOR_CACHE_DIR": str(folder / "inductor"),
-                            "TRITON_CACHE_DIR": str(folder / "triton")}  # fmt: skip
+        env = os.environ | compile_env(cache_dir / QUERIES[number].slug, QUERIES[number])
         argv = [
             sys.executable,
             "-m",
@@ -53,25 +82,44 @@ def warm(
 
 
 def _warm_one(sf_folder: Path, device: str, number: int, trials: int, seed: int) -> str:
-    """One query's baseline compiled here, into the cache folders this process's environment names."""
+    """One query's baseline compiled here, into the cache folders this process's environment names;
+    then eager and compiled timed as a runner's "best" probe times them, into the query's record."""
     import torch
 
     from evaluator.kernel_loader import with_core
+    from evaluator.timing import TimingPolicy, time_rotated
     from evaluator.tpch.load import load_tables
     from evaluator.validate import parameter_sets
 
     query = QUERIES[number]
     tables = load_tables(sf_folder, query.columns(), device)
     compiled = with_core(query, torch.compile(query.plan()._query_core))
+    params = parameter_sets(query, trials - 1, seed)
     started = time.perf_counter()
     try:
-        for params in parameter_sets(query, trials - 1, seed):
-            compiled(tables, **params)
+        for one in params:
+            compiled(tables, **one)
         if device.startswith("cuda"):
             torch.cuda.synchronize()
     except Exception as exc:  # the runner falls back to eager for such a plan: say so, go on
         return f"Q{number:02d} failed to compile: {type(exc).__name__}: {exc}"[:300]
-    return f"Q{number:02d} compiled in {time.perf_counter() - started:.1f} s"
+    compile_s = time.perf_counter() - started
+    policy = TimingPolicy.for_device(torch.device(device).type)
+    probe_policy = replace(
+        policy, min_reps=policy.probe_reps, min_time_s=0.0, max_time_s=0.0
+    )  # as the runner's
+    probe = time_rotated(
+        {name: (lambda rep, fn=fn: fn(tables, **params[rep % len(params)]))
+         for name, fn in (("compiled", compiled), ("eager", query.plan().run_query))},
+        device=torch.device(device), policy=probe_policy, strata=len(params),
+    )  # fmt: skip
+    record = {"mode": min(probe, key=lambda name: probe[name].median_ms),
+              **{f"{name}_ms": s.median_ms for name, s in probe.items()},
+              "sf_folder": str(Path(sf_folder).resolve()), "device": device, "seed": seed,
+              "trials": trials}  # fmt: skip
+    Path(os.environ["TORCHINDUCTOR_CACHE_DIR"]).parent.joinpath(RECORD).write_text(json.dumps(record))
+    return (f"Q{number:02d} compiled in {compile_s:.1f} s; {record['mode']} is faster "
+            f"({record['compiled_ms']:.3f} ms compiled, {record['eager_ms']:.3f} ms eager)")  # fmt: skip
 
 
 if __name__ == "__main__":

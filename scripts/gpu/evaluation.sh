@@ -4,7 +4,8 @@
 # their spreads across the runs. Data, the compile cache and the reports live under var/, which the
 # device keeps between calls while the machine stays warm (30 s after a call): chain the calls.
 #   bash scripts/gpu/evaluation.sh [STEP ...]
-#   steps: prepare warm examples planted full22 summary (default: all, in that order)
+#   steps: prepare warm examples planted full22 summary (default: all, in that order); variance
+#   (scripts/gpu/variance.py on the prepared SF: where the medians' run-to-run spread comes from)
 #   RUNS=2,3 bash scripts/gpu/evaluation.sh examples summary    # the example sets' runs 2 and 3 only
 # Environment: SF (10), CHECK_SF (1), DEVICE (cuda), SEED (20261202: every run draws the same parameters,
 # so the runs are comparable and the trusted compile cache matches them), RUNS (1,2,3), MAX_TIME (timing
@@ -18,6 +19,7 @@
 # One device call is at most 600 s, so the work goes in chained calls (carry .whl, from
 # ../shared/gpu/wheels.sh), each started within 30 s of the last (else the machine, and /tmp, is gone):
 #   1. WARM_QUERIES= RUNS=1 bash scripts/gpu/evaluation.sh prepare warm examples   (~110 + ~110 + sets)
+#      (full22 uses the cache too: warm all 22 first, else each runner compiles its baseline cold)
 #   2. bash scripts/gpu/evaluation.sh full22              (the 22-query set: must end in one call)
 #   3. RUNS=2,3 bash scripts/gpu/evaluation.sh examples summary
 # Measured 2026-12-02: prepare 101-108 s; warm of all 22 237 s one at a time, ~110 s three at a time;
@@ -61,6 +63,7 @@ evaluate() {  # evaluate SET_DIR NAME [extra args]: one report, var/reports/NAME
 
 pack() {
   tar czf "$OUT/reports.tgz" -C "$VAR" reports
+  compgen -G "$REPORTS/*.json" > /dev/null || return 0
   python3 scripts/gpu/summarize.py "$REPORTS"/*.json > "$OUT/summary.md" 2>>"$LOG" || true
 }
 
@@ -73,7 +76,7 @@ for step in "${steps[@]}"; do
       timeout "$(left)" bash -c "python3 -m evaluator prepare --sf $CHECK_SF --data-dir $DATA && \
         python3 -m evaluator prepare --sf $SF --data-dir $DATA" 2>&1 | grep -v 'col/s' | tee -a "$LOG" ;;
     warm)  # trusted: compile the baselines the example sets repeat, with the runs' seed
-      timeout "$(left)" python3 -m evaluator warm --cache-dir "$CACHE" --sf "$SF" --device "$DEVICE" --jobs 3 \
+      timeout "$(left)" python3 -m evaluator warm --cache-dir "$CACHE" --sf "$SF" --device "$DEVICE" --jobs "${WARM_JOBS:-3}" \
         --data-dir "$DATA" --seed "$SEED" ${WARM_QUERIES:+--queries "$WARM_QUERIES"} 2>&1 | tee -a "$LOG" ;;
     examples)
       cache=(); [ -d "$CACHE" ] && cache=(--compile-cache "$CACHE")
@@ -97,8 +100,12 @@ for step in "${steps[@]}"; do
       for n in $(seq -w 1 22); do
         echo "from evaluator.torchplan.plans.q$n import run_query  # noqa: F401" > "/tmp/full22/q$n.py"
       done
-      evaluate /tmp/full22 full22 ${FULL22_QUERIES:+--queries $FULL22_QUERIES}
+      cache=(); [ -d "$CACHE" ] && cache=(--compile-cache "$CACHE")
+      evaluate /tmp/full22 full22 ${FULL22_QUERIES:+--queries $FULL22_QUERIES} "${cache[@]}"
       pack ;;
+    variance)
+      timeout "$(left)" python3 scripts/gpu/variance.py "$DATA/sf$SF" "${VARIANCE_S:-3}" > "$OUT/variance.json" \
+        2> >(tee -a "$LOG") ;;
     summary)
       pack
       cat "$OUT/summary.md" ;;

@@ -116,18 +116,21 @@ def _hardware(reports: list[dict]) -> list[str]:
 
 
 def _time_spent(report: dict) -> list[str]:
-    """Per query of one run: its wall time, the runner's phases, the judging (waiting for DuckDB)."""
-    lines = [f"Where run {report['_run']}'s time went, s per query (runner: start-up + its phases):", ""]
+    """Per query of one run: its wall time, the harness's setup, the runner's process (cache copy,
+    start, exit) and phases, the judging (waiting for DuckDB)."""
+    lines = [f"Where run {report['_run']}'s time went, s per query (runner: process + its phases):", ""]
     for q in report["queries"]:
         wall = q["stats"].get("wall_s") or {}
-        phases = wall.get("runner_phases") or {}
         if not wall:
             continue
-        startup = wall["runner"] - sum(phases.values())
-        parts = ", ".join(f"{name} {value:.1f}" for name, value in phases.items())
+        phases = wall.get("runner_phases") or {}
+        process = wall.get("runner_process") or {}
+        rest = wall["runner"] - sum(phases.values()) - sum(process.values())
+        parts = ", ".join(f"{name} {value:.1f}" for name, value in {**process, **phases}.items())
+        setup = wall.get("setup", 0.0)
         lines.append(
-            f"- Q{q['query']:02d}: {wall['runner'] + wall['judge']:.1f} = runner {wall['runner']:.1f} "
-            f"(start-up {startup:.1f}, {parts}) + judge {wall['judge']:.1f}"
+            f"- Q{q['query']:02d}: {setup + wall['runner'] + wall['judge']:.1f} = setup {setup:.1f} + runner "
+            f"{wall['runner']:.1f} ({parts}, other {rest:.1f}) + judge {wall['judge']:.1f}"
         )
     return [*lines, ""]
 

@@ -2,10 +2,15 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
-from evaluator.harness import Options, _build_env
+from evaluator.harness import Options, _build_env, evaluate
+from evaluator.kernelset import kernel_set_from_dir
 from evaluator.queries import QUERIES
+from evaluator.report import Status
+from evaluator.timing import TimingPolicy
+from evaluator.warm import warm
 
 
 def test_each_runner_builds_in_its_own_folder(tmp_path: Path, sf001: Path) -> None:
@@ -32,9 +37,45 @@ def test_a_runner_starts_from_a_private_copy_of_its_querys_cache(tmp_path: Path,
 
 
 def test_warm_compiles_each_baseline_into_its_querys_folder(tmp_path: Path, sf001: Path) -> None:
-    from evaluator.warm import warm
-
     lines = warm(tmp_path / "cache", sf001, "cpu", [6, 14], trials=2, seed=3, jobs=2)
     assert lines[0].startswith("Q06 compiled in ") and lines[1].startswith("Q14 compiled in "), lines
     for query in ("q06", "q14"):  # each query's generated code in its own folder
         assert any((tmp_path / "cache" / query / "inductor").rglob("*.py"))
+
+
+def test_runners_share_the_warm_steps_compile_job_and_start_no_compile_pool(
+    tmp_path: Path, sf001: Path
+) -> None:
+    # The job id keeps torch's dynamic-shape profile: without the warm step's, a runner compiles twice.
+    cold = _build_env(tmp_path, Options(sf_folder=sf001), QUERIES[6])
+    (tmp_path / "cache" / "q06").mkdir(parents=True)
+    warm_env = _build_env(tmp_path, Options(sf_folder=sf001, compile_cache=tmp_path / "cache"), QUERIES[6])
+    assert cold["TORCH_COMPILE_JOB_ID"] == warm_env["TORCH_COMPILE_JOB_ID"] == "dkb-q06"
+    assert "TORCHINDUCTOR_COMPILE_THREADS" not in cold  # compiling cold: the pool pays for itself
+    assert warm_env["TORCHINDUCTOR_COMPILE_THREADS"] == "1"
+
+
+def test_a_runner_times_the_baseline_the_warm_step_chose_for_the_same_draw(
+    tmp_path: Path, sf001: Path, make_set
+) -> None:
+    cache = tmp_path / "cache"
+    (line,) = warm(cache, sf001, "cpu", [6], trials=2, seed=7)
+    record = json.loads((cache / "q06" / "baseline.json").read_text())
+    assert record["mode"] in line and record["eager_ms"] > 0 and record["compiled_ms"] > 0
+    kernels = make_set("triton-q06-full")
+    timing = TimingPolicy(warmup_reps=1, warmup_s=0.0, min_reps=3, min_time_s=0.0, max_time_s=0.3)
+
+    def q06(seed: int) -> dict:
+        options = Options(sf_folder=sf001, compile_cache=cache, baseline="best", trials=2, seed=seed,
+                          queries=(6,), timing=timing)  # fmt: skip
+        (result,) = evaluate(kernel_set_from_dir(kernels), kernels, options).queries
+        assert result.status == Status.PASSED, result.reason
+        return result.stats
+
+    same = q06(seed=7)
+    assert same["baseline_mode"] == record["mode"]
+    assert same["baseline_probe"] == {"eager_ms": record["eager_ms"], "compiled_ms": record["compiled_ms"],
+                                      "by": "warm"}  # fmt: skip
+    other = q06(seed=8)  # other parameters: the runner probes for itself
+    assert "by" not in other["baseline_probe"] and other["baseline_probe"]["eager_ms"] != record["eager_ms"]
+    assert set(other["wall_s"]["runner_process"]) == {"cache_copy", "start", "exit"}

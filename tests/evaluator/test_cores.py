@@ -1,0 +1,46 @@
+"""The runner and DuckDB's answers on disjoint cores of a GPU host (evaluator/cores.py)."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from evaluator import cores
+from evaluator.judge import Answers
+from evaluator.queries import QUERIES
+from evaluator.validate import parameter_sets
+
+
+def test_a_gpu_host_splits_its_cores_in_two_halves(monkeypatch) -> None:
+    monkeypatch.setattr(os, "sched_getaffinity", lambda pid: set(range(16)))
+    runner, answers = cores.split("cuda:0")
+    assert runner == frozenset(range(8, 16)) and answers == frozenset(range(8))
+
+
+def test_no_split_on_a_cpu_evaluation_or_a_small_host(monkeypatch) -> None:
+    assert cores.split("cpu") is None
+    monkeypatch.setattr(os, "sched_getaffinity", lambda pid: {0, 1, 2})
+    assert cores.split("cuda") is None
+
+
+def test_pinning_moves_this_thread_and_puts_it_back() -> None:
+    before = os.sched_getaffinity(0)
+    one = frozenset({min(before)})
+    with cores.pinned(one):
+        assert os.sched_getaffinity(0) == one
+    assert os.sched_getaffinity(0) == before
+    with cores.pinned(None):
+        assert os.sched_getaffinity(0) == before
+
+
+def test_duckdbs_answers_run_on_their_own_cores(sf001: Path) -> None:
+    before = os.sched_getaffinity(0)
+    one = frozenset({max(before)})
+    query = QUERIES[6]
+    answers = Answers(query, [sf001], parameter_sets(query, 0, 1), cores=one)
+    try:
+        assert answers.get(0, 0)  # DuckDB answered, from the pinned thread
+        assert answers._pool.submit(os.sched_getaffinity, 0).result() == one
+    finally:
+        answers.close()
+    assert os.sched_getaffinity(0) == before  # this thread untouched

@@ -19,6 +19,7 @@ without probing both again.
 
 from __future__ import annotations
 
+import fcntl
 import json
 import os
 import subprocess
@@ -87,7 +88,7 @@ def _warm_one(sf_folder: Path, device: str, number: int, trials: int, seed: int)
     import torch
 
     from evaluator.kernel_loader import with_core
-    from evaluator.timing import TimingPolicy, time_rotated
+    from evaluator.timing import TimingPolicy
     from evaluator.tpch.load import load_tables
     from evaluator.validate import parameter_sets
 
@@ -105,14 +106,12 @@ def _warm_one(sf_folder: Path, device: str, number: int, trials: int, seed: int)
         return f"Q{number:02d} failed to compile: {type(exc).__name__}: {exc}"[:300]
     compile_s = time.perf_counter() - started
     policy = TimingPolicy.for_device(torch.device(device).type)
-    probe_policy = replace(
-        policy, min_reps=policy.probe_reps, min_time_s=0.0, max_time_s=0.0
-    )  # as the runner's
-    probe = time_rotated(
-        {name: (lambda rep, fn=fn: fn(tables, **params[rep % len(params)]))
-         for name, fn in (("compiled", compiled), ("eager", query.plan().run_query))},
-        device=torch.device(device), policy=probe_policy, strata=len(params),
-    )  # fmt: skip
+    probe_policy = replace(policy, min_reps=policy.probe_reps, min_time_s=0.0, max_time_s=0.0)
+    # One probe at a time on the GPU: warm jobs compile side by side, but a probe beside another job's
+    # chooses on a shared GPU (seen on the H200: Q6's compiled plan 2.70 ms in one warm, 0.58 in another).
+    with open(Path(os.environ["TORCHINDUCTOR_CACHE_DIR"]).parent.parent / ".probe.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        probe = _probe(compiled, query.plan().run_query, tables, params, device, probe_policy)
     record = {"mode": min(probe, key=lambda name: probe[name].median_ms),
               **{f"{name}_ms": s.median_ms for name, s in probe.items()},
               "sf_folder": str(Path(sf_folder).resolve()), "device": device, "seed": seed,
@@ -120,6 +119,19 @@ def _warm_one(sf_folder: Path, device: str, number: int, trials: int, seed: int)
     Path(os.environ["TORCHINDUCTOR_CACHE_DIR"]).parent.joinpath(RECORD).write_text(json.dumps(record))
     return (f"Q{number:02d} compiled in {compile_s:.1f} s; {record['mode']} is faster "
             f"({record['compiled_ms']:.3f} ms compiled, {record['eager_ms']:.3f} ms eager)")  # fmt: skip
+
+
+def _probe(compiled, eager, tables, params, device: str, policy) -> dict:
+    """Compiled and eager timed A/B as a runner's "best" probe times them."""
+    import torch
+
+    from evaluator.timing import time_rotated
+
+    return time_rotated(
+        {name: (lambda rep, fn=fn: fn(tables, **params[rep % len(params)]))
+         for name, fn in (("compiled", compiled), ("eager", eager))},
+        device=torch.device(device), policy=policy, strata=len(params),
+    )  # fmt: skip
 
 
 if __name__ == "__main__":

@@ -50,8 +50,13 @@ def recorded_choice(cache_dir: Path, query: Query, sf_folder: Path, device: str,
         record = json.loads(path.read_text())
     except (OSError, ValueError):
         return None
-    same = {"sf_folder": str(Path(sf_folder).resolve()), "device": device, "seed": seed, "trials": trials}
+    same = _draw(sf_folder, device, seed, trials)
     return record if all(record.get(k) == v for k, v in same.items()) else None
+
+
+def _draw(sf_folder: Path, device: str, seed: int, trials: int) -> dict:
+    """What a record must share with a runner's draw for its choice to hold there."""
+    return {"sf_folder": str(Path(sf_folder).resolve()), "device": device, "seed": seed, "trials": trials}
 
 
 def warm(
@@ -109,14 +114,14 @@ def _warm_one(sf_folder: Path, device: str, number: int, trials: int, seed: int)
     probe_policy = replace(policy, min_reps=policy.probe_reps, min_time_s=0.0, max_time_s=0.0)
     # One probe at a time on the GPU: warm jobs compile side by side, but a probe beside another job's
     # chooses on a shared GPU (seen on the H200: Q6's compiled plan 2.70 ms in one warm, 0.58 in another).
-    with open(Path(os.environ["TORCHINDUCTOR_CACHE_DIR"]).parent.parent / ".probe.lock", "w") as lock:
+    folder = Path(os.environ["TORCHINDUCTOR_CACHE_DIR"]).parent  # DIR/qNN
+    with open(folder.parent / ".probe.lock", "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
         probe = _probe(compiled, query.plan().run_query, tables, params, device, probe_policy)
     record = {"mode": min(probe, key=lambda name: probe[name].median_ms),
               **{f"{name}_ms": s.median_ms for name, s in probe.items()},
-              "sf_folder": str(Path(sf_folder).resolve()), "device": device, "seed": seed,
-              "trials": trials}  # fmt: skip
-    Path(os.environ["TORCHINDUCTOR_CACHE_DIR"]).parent.joinpath(RECORD).write_text(json.dumps(record))
+              **_draw(sf_folder, device, seed, trials)}  # fmt: skip
+    (folder / RECORD).write_text(json.dumps(record))
     return (f"Q{number:02d} compiled in {compile_s:.1f} s; {record['mode']} is faster "
             f"({record['compiled_ms']:.3f} ms compiled, {record['eager_ms']:.3f} ms eager)")  # fmt: skip
 

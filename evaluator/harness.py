@@ -29,7 +29,7 @@ from evaluator.kernelset import KernelSet
 from evaluator.launch import Launch, Launcher, death, error_status
 from evaluator.queries import QUERIES, Query
 from evaluator.report import QueryResult, Report, Status
-from evaluator.timing import TimingPolicy
+from evaluator.timing import TimingPolicy, host_usual
 from evaluator.tpch.load import column_bytes, read_meta
 from evaluator.validate import parameter_sets
 from evaluator.warm import compile_env, recorded_choice
@@ -134,15 +134,19 @@ def evaluate(
     peak_gbs = hw.peak_bandwidth_gbs(gpu["name"]) if gpu else None
     copy_gbs = hw.measured_copy_gbs(options.device) if options.device.startswith("cuda") else None
     split = cores.split(options.device)  # (the runners' cores, DuckDB's): evaluator/cores.py
+    usual = None  # the fastest usual host probe on the runners' cores so far (evaluator/timing.py)
     with cores.pinned(split[0] if split else None):
         for number in options.queries:
             query = QUERIES[number]
             kernel_path = (
                 Path(kernel_dir).resolve() / f"{query.slug}.py" if number in kernel_set.kernels else None
             )
+            if options.device.startswith("cuda"):
+                usual = min(host_usual(), usual or float("inf"))
+            timing = replace(options.timing, host_usual_s=usual)
             result, described = _evaluate_query(query, kernel_path, manifest.language, manifest.scope,
-                                                options, baseline_mode, seed, launch, peak_gbs,
-                                                split[1] if split else None)  # fmt: skip
+                                                replace(options, timing=timing), baseline_mode, seed,
+                                                launch, peak_gbs, split[1] if split else None)  # fmt: skip
             results.append(result)
             hardware = hardware or described
             if progress is not None:
@@ -236,6 +240,8 @@ def _evaluate_query(
             answers.close()
     timing = response.get("timing") or {}
     result.stats = dict(timing)
+    if options.timing.host_usual_s is not None:  # the harness's usual host probe, the runner's reference
+        result.stats["host_usual_us"] = round(options.timing.host_usual_s * 1e6, 2)
     # Where the query's time went: setting up here (admission, the draws), the runner's process
     # (copying its compile cache, starting, exiting) and its phases, then judging here, mostly waiting
     # for DuckDB's answers.

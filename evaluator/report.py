@@ -37,6 +37,8 @@ class TimingStats:
     iqr_ms: float
     n: int
     stderr_pct: float
+    set_aside: int = 0  # rounds timed while the host ran slow, not counted (evaluator/timing.py)
+    host_probe_us: float | None = None  # the session's usual host probe: the host CPU's speed then
 
 
 @dataclass

@@ -15,6 +15,7 @@ import torch
 from evaluator.report import TimingStats
 
 L2_FLUSH_BYTES = 256 * 1024 * 1024  # >= 2x the H100/H200 L2 (50/60 MB)
+HOST_PROBE_STEPS = 1000  # about 25 µs of pure Python on the H200 host's CPU at its usual speed
 
 
 @dataclass(frozen=True)
@@ -30,6 +31,16 @@ class TimingPolicy:
     # A timed call of a candidate over this many times the baseline's median so far is over the limit;
     # the second such call stops the timing (one is forgiven: a host hiccup, not the kernel).
     call_limit: float = 10.0
+    # A round whose host probe took longer than this many times the usual probe was timed on a slowed
+    # host and is set aside (`_steady_rounds`). The usual probe is the session's 10th percentile, or
+    # `host_usual_s` where that is faster: the harness's own probes on the runner's cores before it
+    # started the runner, so that a session slowed from start to end is seen to be (`host_usual`).
+    host_slack: float = 1.25
+    host_usual_s: float | None = None
+    # After this many seconds of timing, all rounds together meeting the stopping rule stop it too: a
+    # slow spell can outlast a query's timing (seen on the H200 host), and 22 queries must fit in 10
+    # minutes. The statistics then count the steady rounds there are, or every round if under 5.
+    host_wait_s: float = 6.0
 
     @classmethod
     def for_device(cls, device_type: str, max_time_s: float | None = None) -> TimingPolicy:
@@ -87,6 +98,10 @@ def time_rotated(
     stratum `i % strata` (the parameter set it rotates through); the standard error pools the spread
     within strata, since round-robin fixes each stratum's share. `keep(name, rep, result)` sees each
     timed call's result after the clock stopped. Warm-up visits every stratum at least once.
+
+    Before each round a host probe times a fixed piece of Python; the rounds whose probe ran well over
+    the session's usual are set aside (`_steady_rounds`): the stopping rule and the statistics count
+    the others, and each candidate's `set_aside` says how many there were.
     """
     flush = (
         torch.empty(L2_FLUSH_BYTES // 4, dtype=torch.int32, device=device) if device.type == "cuda" else None
@@ -99,10 +114,12 @@ def time_rotated(
             reps += 1
         _sync(device)
     samples: dict[str, list[float]] = {name: [] for name in candidates}
+    probes: list[float] = []  # per round: the host probe taken just before it
     over_limit: dict[str, int] = {name: 0 for name in candidates}
     started = _now()
-    rep = 0
+    rep = next_check = 0
     while True:
+        probes.append(_host_probe())
         for name, fn in candidates.items():
             ms, result = _timed(partial(fn, rep), device, flush)
             samples[name].append(ms)
@@ -114,10 +131,76 @@ def time_rotated(
         elapsed = _now() - started
         if elapsed >= policy.max_time_s and rep >= 5:
             break
-        if rep >= policy.min_reps and elapsed >= policy.min_time_s:
-            if all(_stderr(s, strata) <= policy.target_stderr for s in samples.values()):
+        if rep >= max(policy.min_reps, next_check) and elapsed >= policy.min_time_s:
+            # The check sorts and groups every round so far: at most every 5% more rounds, not each one.
+            next_check = rep + rep // 20
+            steady = _steady_rounds(probes, policy)
+            if len(steady) >= policy.min_reps and _settled(samples, steady, strata, policy):
                 break
-    return {name: _stats(s, strata) for name, s in samples.items()}
+            if elapsed >= policy.host_wait_s and _settled(samples, list(range(rep)), strata, policy):
+                break
+    steady = _steady_rounds(probes, policy)
+    if len(steady) < 5:  # too few to stand alone: every round counts, and `set_aside` says none was
+        steady = list(range(rep))
+    usual_us = 1e6 * _usual(probes)  # this session's own: beside the harness's, it shows a slow session
+    return {
+        name: replace(
+            _stats([s[i] for i in steady], strata, steady),
+            set_aside=rep - len(steady),
+            host_probe_us=usual_us,
+        )
+        for name, s in samples.items()
+    }
+
+
+def _settled(samples: dict[str, list[float]], rounds: list[int], strata: int, policy: TimingPolicy) -> bool:
+    """Whether every candidate's median over `rounds` has its standard error under the target."""
+    return all(
+        _stderr([s[i] for i in rounds], strata, rounds) <= policy.target_stderr for s in samples.values()
+    )
+
+
+def _host_probe() -> float:
+    """Seconds a fixed piece of pure Python takes now: the speed of the host's CPU at this moment.
+
+    On the lent H200 hosts the same Python ran at half speed for seconds at a time, on any core, and
+    the host's share of a sub-millisecond call (launches, synchronize) grew with it: 0.68 ms became
+    0.83 ms for the Triton Q14 example (docs/benchmarks.md, session 6).
+    """
+    started = _now()
+    total = 0
+    for i in range(HOST_PROBE_STEPS):
+        total += i & 7
+    return _now() - started
+
+
+def _usual(probes: list[float]) -> float:
+    """The usual of a series of probes: its 10th percentile (the host at its own speed, not one lucky
+    run)."""
+    return sorted(probes)[len(probes) // 10]
+
+
+def host_usual(seconds: float = 0.2) -> float:
+    """The usual probe over `seconds` of probes one after another, on this thread's cores: the harness
+    measures it on the runner's cores before each runner and hands the fastest so far to the runners."""
+    probes: list[float] = []
+    started = _now()
+    while _now() - started < seconds or len(probes) < 10:
+        probes.append(_host_probe())
+    return _usual(probes)
+
+
+def _steady_rounds(probes: list[float], policy: TimingPolicy) -> list[int]:
+    """The rounds whose probe, taken before any candidate of the round ran, was within `host_slack`
+    times the usual: the host ran at its own speed. Judged against the whole session's probes, so
+    rounds timed before a slow spell ended are judged like the rest, and against the harness's probes
+    where those were faster, so a session slow from start to end sets its rounds aside too (and, with
+    fewer than 5 left, counts them all: `time_rotated`)."""
+    usual = _usual(probes)
+    if policy.host_usual_s is not None:
+        usual = min(usual, policy.host_usual_s)
+    limit = policy.host_slack * usual
+    return [i for i, probe in enumerate(probes) if probe <= limit]
 
 
 def _check_call_limit(
@@ -140,19 +223,24 @@ def verified(seed: int, share: float, rep: int) -> bool:
     return share >= 1.0 or random.Random(f"{seed}:{rep}").random() < share
 
 
-def _stderr(samples: list[float], strata: int = 1) -> float:
+def _stderr(samples: list[float], strata: int = 1, reps: list[int] | None = None) -> float:
     """Relative standard error of the median: sqrt(pi/2) * spread / sqrt(n), the spread being the
     interquartile range / 1.349 (the standard deviation of a normal distribution with that IQR).
 
     The IQR, not the standard deviation: GPU timings have a narrow core and a long tail (a host hiccup,
     a clock step), and the tail moves the median little but the standard deviation a lot. With strata
     the spread is pooled within them: the parameter sets' different costs are a fixed mix, not noise.
+    `reps[j]` is sample j's rep index, which fixes its stratum (default: sample j is rep j).
     """
     median = statistics.median(samples)
     n = len(samples)
     if n < 4 or median <= 0:
         return math.inf
-    groups = [samples[k::strata] for k in range(strata)] if strata > 1 else [samples]
+    if strata > 1:
+        reps = list(range(n)) if reps is None else reps
+        groups = [[v for v, r in zip(samples, reps, strict=True) if r % strata == k] for k in range(strata)]
+    else:
+        groups = [samples]
     if any(len(g) < 4 for g in groups):
         groups = [samples]
     spread = math.sqrt(sum(len(g) * _iqr(g) ** 2 for g in groups) / sum(len(g) for g in groups)) / 1.349
@@ -164,14 +252,14 @@ def _iqr(samples: list[float]) -> float:
     return q3 - q1
 
 
-def _stats(samples: list[float], strata: int = 1) -> TimingStats:
+def _stats(samples: list[float], strata: int = 1, reps: list[int] | None = None) -> TimingStats:
     q1, _, q3 = statistics.quantiles(samples, n=4) if len(samples) >= 2 else (samples[0],) * 3
     return TimingStats(
         median_ms=statistics.median(samples),
         min_ms=min(samples),
         iqr_ms=q3 - q1,
         n=len(samples),
-        stderr_pct=100 * _stderr(samples, strata),
+        stderr_pct=100 * _stderr(samples, strata, reps),
     )
 
 

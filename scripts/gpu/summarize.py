@@ -95,6 +95,7 @@ def summarize(runs: dict[str, list[dict]]) -> str:
             f"Wall time per run, s: {walls}.",
             "",
             *_hardware(reports),
+            *_host(reports),
             *_time_spent(reports[-1]),
         ]
     return "\n".join(lines)
@@ -113,6 +114,26 @@ def _hardware(reports: list[dict]) -> list[str]:
             f"{end.get('temperature_c', '-')} C"
         )
     return [*lines, ""]
+
+
+def _host(reports: list[dict]) -> list[str]:
+    """Harness 0.4.0 on: per query and run, the harness's usual host probe, the session's own and the
+    rounds set aside as timed on a slowed host (evaluator/timing.py)."""
+    lines = []
+    for number in sorted({q["query"] for r in reports for q in r["queries"]}):
+        cells = []
+        for r in reports:
+            q = next((q for q in r["queries"] if q["query"] == number), None)
+            stats = (q or {}).get("stats") or {}
+            timed = stats.get("baseline") or {}
+            if "set_aside" not in timed:
+                continue
+            rounds = timed["n"] + timed["set_aside"]
+            usual = f"{fmt(stats.get('host_usual_us'), '.1f')}/{fmt(timed.get('host_probe_us'), '.1f')} µs"
+            cells.append(f"run {r['_run']} {usual}, {timed['set_aside']} of {rounds} set aside")
+        if cells:
+            lines.append(f"- Q{number:02d} host probe (harness/session): " + "; ".join(cells))
+    return [*lines, ""] if lines else []
 
 
 def _time_spent(report: dict) -> list[str]:

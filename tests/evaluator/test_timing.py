@@ -5,12 +5,14 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import Callable
+from dataclasses import asdict, replace
 from pathlib import Path
 
 import numpy as np
 import pytest
 import torch
 
+from evaluator import timing
 from evaluator.judge import timed_problem
 from evaluator.queries import QUERIES
 from evaluator.timing import CallLimitExceeded, TimingPolicy, _stderr, time_rotated, verified
@@ -111,3 +113,118 @@ def test_the_runner_keeps_one_copy_of_equal_results_and_every_differing_one(tmp_
     assert "is not valid" in facts["baseline"]["error"]
     with np.load(tmp_path / "timed-kernel.npz") as data:
         assert sorted(data.files) == ["r0_revenue", "r1_revenue", "r4_revenue"]
+
+
+class _SlowSpell:
+    """A fake host for the timing loop: its probe and every call of a round run twice as long while
+    the round falls in `slow` (rounds counted by probes taken)."""
+
+    def __init__(self, slow: range, probe_s: float = 25e-6) -> None:
+        self.slow, self.probe_s, self.round = slow, probe_s, -1
+
+    def probe(self) -> float:
+        self.round += 1
+        return self.probe_s * (2.0 if self.round in self.slow else 1.0)
+
+    def timed(self, fn: Callable[[], object], device: torch.device, flush: object) -> tuple[float, object]:
+        base = 1.0 + 0.001 * (self.round % 5)  # a little spread, so the standard error is not zero
+        return base * (2.0 if self.round in self.slow else 1.0), fn()
+
+
+def _spell_policy(min_reps: int) -> TimingPolicy:
+    return TimingPolicy(warmup_reps=1, warmup_s=0.0, min_reps=min_reps, min_time_s=0.0, max_time_s=60.0)
+
+
+def test_rounds_timed_while_the_host_ran_slow_are_set_aside(monkeypatch: pytest.MonkeyPatch) -> None:
+    host = _SlowSpell(slow=range(10, 30))
+    monkeypatch.setattr(timing, "_host_probe", host.probe)
+    monkeypatch.setattr(timing, "_timed", host.timed)
+    stats = time_rotated({"baseline": lambda rep: rep, "kernel": lambda rep: rep}, device=torch.device("cpu"),
+                         policy=_spell_policy(min_reps=60), strata=5)  # fmt: skip
+    for s in stats.values():
+        assert s.set_aside == 20  # the spell, and only it
+        assert s.n == host.round + 1 - 20 >= 60  # the stopping rule counted steady rounds only
+        assert s.median_ms == pytest.approx(1.002) and s.min_ms == 1.0
+        assert s.host_probe_us == pytest.approx(25.0)
+    # Without the probe's verdict a third of the first 60 rounds would have been twice as slow.
+
+
+def test_a_host_slow_throughout_sets_nothing_aside(monkeypatch: pytest.MonkeyPatch) -> None:
+    host = _SlowSpell(slow=range(0, 10**6))
+    monkeypatch.setattr(timing, "_host_probe", host.probe)
+    monkeypatch.setattr(timing, "_timed", host.timed)
+    stats = time_rotated({"baseline": lambda rep: rep}, device=torch.device("cpu"), policy=_spell_policy(30))
+    assert stats["baseline"].set_aside == 0
+    assert stats["baseline"].median_ms == pytest.approx(2.004)  # the slow host's median, said plainly:
+    assert stats["baseline"].host_probe_us == pytest.approx(50.0)  # its probe is twice the usual 25 µs
+
+
+def test_a_slow_spell_at_the_start_is_seen_against_the_harnesss_usual_probe(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # On its own probes alone the session cannot tell a slow start from its usual: it would stop after
+    # 30 slow rounds. With the harness's usual probe (25 µs) it times on until 30 rounds ran at speed,
+    # and judges the rounds of the spell as slow.
+    host = _SlowSpell(slow=range(0, 40))
+    monkeypatch.setattr(timing, "_host_probe", host.probe)
+    monkeypatch.setattr(timing, "_timed", host.timed)
+    policy = replace(_spell_policy(30), host_usual_s=25e-6)
+    stats = time_rotated({"baseline": lambda rep: rep}, device=torch.device("cpu"), policy=policy, strata=5)
+    assert stats["baseline"].set_aside == 40
+    assert stats["baseline"].n >= 30
+    assert stats["baseline"].median_ms == pytest.approx(1.002)
+    assert stats["baseline"].host_probe_us == pytest.approx(25.0)  # the session's own, once it sped up
+
+
+def test_a_session_slow_from_start_to_end_counts_every_round(monkeypatch: pytest.MonkeyPatch) -> None:
+    host = _SlowSpell(slow=range(0, 10**6))
+    monkeypatch.setattr(timing, "_host_probe", host.probe)
+    monkeypatch.setattr(timing, "_timed", host.timed)
+    # It waits host_wait_s for the host to come back, not the whole 60 s budget.
+    policy = replace(_spell_policy(30), host_usual_s=25e-6, host_wait_s=0.05)
+    started = time.perf_counter()
+    stats = time_rotated({"baseline": lambda rep: rep}, device=torch.device("cpu"), policy=policy)
+    assert 0.05 <= time.perf_counter() - started < 5.0
+    assert stats["baseline"].set_aside == 0 and stats["baseline"].n == host.round + 1  # none steady: all
+    assert stats["baseline"].median_ms == pytest.approx(2.004)
+
+
+def test_the_real_host_probe_times_its_python() -> None:
+    probes = [timing._host_probe() for _ in range(50)]
+    assert all(0 < p < 0.05 for p in probes)
+    assert timing._steady_rounds(probes + [10 * max(probes)], TimingPolicy())[-1] < 50  # a 10x round is out
+    assert 0 < timing.host_usual(0.01) < 0.05
+
+
+def test_the_standard_error_of_a_subset_keeps_each_samples_parameter_set() -> None:
+    # Rep r costs 1 ms on even parameter sets and 2 ms on odd ones; every third rep is left out, so the
+    # samples' positions no longer tell their sets apart, their rep indices do.
+    reps = [r for r in range(90) if r % 3]
+    samples = [(1.0 if r % 2 == 0 else 2.0) + 0.001 * (r % 7) for r in reps]
+    assert _stderr(samples, strata=2, reps=reps) < 0.001
+    assert _stderr(samples, strata=2) > 0.01  # grouped by position, the two costs mix
+
+
+def test_the_rounds_set_aside_are_checked_like_the_rest(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    # A set-aside round was still timed, and its result is the kernel's: the judge draws its reps over
+    # every round, and the last round (kept as the last) is not mistaken for rep n - 1.
+    from evaluator.runner import Keeper
+
+    host = _SlowSpell(slow=range(10, 30))
+    monkeypatch.setattr(timing, "_host_probe", host.probe)
+    monkeypatch.setattr(timing, "_timed", host.timed)
+    keeper = Keeper(seed=7, share=0.1, strata=2)
+
+    def kernel(rep: int) -> dict[str, torch.Tensor]:
+        return {"revenue": torch.tensor([1.0 + rep % 2], dtype=torch.float64)}
+
+    stats = time_rotated({"kernel": kernel}, device=torch.device("cpu"), policy=_spell_policy(60), strata=2,
+                         keep=keeper)  # fmt: skip
+    assert stats["kernel"].set_aside == 20
+    response = {"timed": keeper.write(tmp_path), "timing": {"kernel": asdict(stats["kernel"])}}
+    answers = [{"revenue": np.array([1.0])}, {"revenue": np.array([2.0])}]
+    found = timed_problem(QUERIES[6], tmp_path, tmp_path, "kernel", json.loads(json.dumps(response)),
+                          {"seed": 7, "share": 0.1}, [{"p": 0}, {"p": 1}], answers.__getitem__)  # fmt: skip
+    assert found is None

@@ -30,8 +30,6 @@ import sys
 import time
 from pathlib import Path
 
-EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
-SEED = 20261202
 CORES = os.cpu_count() or 2
 HALF = frozenset(range(CORES // 2, CORES))
 ONE = frozenset({CORES - 1})
@@ -98,22 +96,12 @@ def context_switches() -> tuple[int, int]:
 def sample(sf_folder: Path, seconds: float) -> dict:
     import torch
     import triton
+    from variance import example_calls  # scripts/gpu/, this script's folder
 
-    from evaluator.kernel_loader import load_kernel
-    from evaluator.queries import QUERIES
     from evaluator.timing import L2_FLUSH_BYTES, _timed
-    from evaluator.tpch.load import load_tables
-    from evaluator.validate import parameter_sets
 
     device = torch.device("cuda")
-    kernels = {6: EXAMPLES / "cuda-core" / "q06.py", 14: EXAMPLES / "triton-core" / "q14.py"}
-    calls = {}
-    for number, kernel in kernels.items():
-        query = QUERIES[number]
-        tables = load_tables(sf_folder, query.columns(), device)
-        params = parameter_sets(query, 4, SEED)
-        for name, fn in (("eager", query.plan().run_query), ("kernel", load_kernel(query, kernel, "core"))):
-            calls[f"q{number:02d}-{name}"] = lambda rep, fn=fn, t=tables, p=params: fn(t, **p[rep % len(p)])
+    calls = example_calls(sf_folder, device)
     speed_before = host_speed(torch, triton, device)
     flush = torch.empty(L2_FLUSH_BYTES // 4, dtype=torch.int32, device=device)
     for fn in calls.values():  # the harness's warm-up: >= 3 calls and 0.5 s each

@@ -47,17 +47,15 @@ def steal_ticks() -> tuple[int, int]:
     return fields[7], sum(fields)
 
 
-def sample(sf_folder: Path, seconds: float) -> dict:
-    """One process's timings: host-clock medians (the harness's loop), then CUDA-event medians."""
-    import torch
-
+def example_calls(sf_folder: Path, device) -> dict:
+    """The eager Q6 and Q14 plans and the CUDA Q6 and Triton Q14 examples, each a call of the rep's
+    index on the query's tables and rotated parameter sets; on a CPU (a dry run) the Triton Q6 stands
+    in for the CUDA one."""
     from evaluator.kernel_loader import load_kernel
     from evaluator.queries import QUERIES
-    from evaluator.timing import L2_FLUSH_BYTES, TimingPolicy, time_rotated
     from evaluator.tpch.load import load_tables
     from evaluator.validate import parameter_sets
 
-    device = torch.device("cuda" if torch.cuda.is_available() else "cpu")  # the CPU: a dry run of this script
     kernels = {6: EXAMPLES / "cuda-core" / "q06.py", 14: EXAMPLES / "triton-core" / "q14.py"}
     if device.type == "cpu":
         kernels[6] = EXAMPLES / "triton-q06-core" / "q06.py"
@@ -68,6 +66,17 @@ def sample(sf_folder: Path, seconds: float) -> dict:
         params = parameter_sets(query, 4, SEED)
         for name, fn in (("eager", query.plan().run_query), ("kernel", load_kernel(query, kernel, "core"))):
             calls[f"q{number:02d}-{name}"] = lambda rep, fn=fn, t=tables, p=params: fn(t, **p[rep % len(p)])
+    return calls
+
+
+def sample(sf_folder: Path, seconds: float) -> dict:
+    """One process's timings: host-clock medians (the harness's loop), then CUDA-event medians."""
+    import torch
+
+    from evaluator.timing import L2_FLUSH_BYTES, TimingPolicy, time_rotated
+
+    device = torch.device("cuda" if torch.cuda.is_available() else "cpu")  # the CPU: a dry run of this script
+    calls = example_calls(sf_folder, device)
     policy = TimingPolicy(warmup_s=0.5, min_reps=30, min_time_s=seconds, max_time_s=seconds)
     steal0, total0 = steal_ticks()
     host = time_rotated(calls, device=device, policy=policy, strata=5)

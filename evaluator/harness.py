@@ -151,6 +151,9 @@ def evaluate(
             hardware = hardware or described
             if progress is not None:
                 progress(result, len(results), len(options.queries))
+    if usual is not None:
+        for result in results:
+            mark_slow_host(result, usual, options.timing.host_slack)
     if split:
         hardware = hardware | {"cores": {"runner": sorted(split[0]), "answers": sorted(split[1])}}
     if gpu:
@@ -171,6 +174,15 @@ def evaluate(
     )
     report.wall_s = round(time.perf_counter() - started, 3)
     return report.aggregate()
+
+
+def mark_slow_host(result: QueryResult, usual_s: float, slack: float) -> None:
+    """`stats.slow_host` on a query whose timing session ran on a slowed host from start to end: its
+    own usual probe over `slack` times the evaluation's fastest (known only once all queries ran, so
+    the first queries could not be told while they were timed; evaluator/timing.py)."""
+    own_us = (result.stats.get("baseline") or {}).get("host_probe_us")
+    if own_us is not None and own_us > slack * usual_s * 1e6:
+        result.stats["slow_host"] = True
 
 
 def _evaluate_query(

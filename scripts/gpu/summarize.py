@@ -73,6 +73,7 @@ def summarize(runs: dict[str, list[dict]]) -> str:
             speedups = [q["speedup"] for q in rows if q["speedup"]]
             labels = {"fallback" for q in rows if q["stats"].get("framework_fallback")}
             labels |= {"flagged" for q in rows if q["stats"].get("flagged")}
+            labels |= {"slow-host" for q in rows if q["stats"].get("slow_host")}
             reason = next((q["reason"] for q in rows if q["reason"]), "")
             last = rows[-1]
             lines.append(

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from evaluator.harness import Options, evaluate
+from evaluator.harness import Options, evaluate, mark_slow_host
 from evaluator.kernelset import kernel_set_from_dir
 from evaluator.report import QueryResult, Report, Status
 from evaluator.timing import TimingPolicy
@@ -354,3 +354,15 @@ def test_a_kernel_that_fails_only_on_the_rolled_tables_is_not_judged_for_it(make
     fresh = result.stats["fresh"]["kernel"]
     assert len(fresh["ms"]) == 6 and len(fresh["rolled_errors"]) == 3
     assert "rows out of place" in fresh["rolled_errors"][0]
+
+
+def test_a_query_timed_on_a_host_slow_throughout_is_marked_once_the_evaluation_knows_better() -> None:
+    def timed(own_us: float) -> QueryResult:
+        stats = {"median_ms": 1.0, "n": 40, "set_aside": 0, "host_probe_us": own_us}
+        return QueryResult(query=6, status=Status.PASSED, stats={"baseline": stats, "kernel": stats})
+
+    slow, usual, untimed = timed(63.9), timed(33.0), QueryResult(query=1, status=Status.REFUSED)
+    for result in (slow, usual, untimed):
+        mark_slow_host(result, usual_s=31.6e-6, slack=1.25)
+    assert slow.stats["slow_host"] is True
+    assert "slow_host" not in usual.stats and "slow_host" not in untimed.stats

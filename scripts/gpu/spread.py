@@ -17,6 +17,8 @@ apart, to tell a process's own drift from a difference between processes), the h
 own: a fixed piece of pure Python, a torch launch, a Triton launch and a synchronize round trip.
 
     python3 scripts/gpu/spread.py SF_FOLDER [SECONDS_OF_TIMING] [SAMPLES_PER_PLACEMENT] > spread.json
+
+What it found on the H200 host: docs/benchmarks.md, session 6 (the host CPU's slow spells).
 """
 
 from __future__ import annotations
@@ -121,7 +123,7 @@ def sample(sf_folder: Path, seconds: float) -> dict:
         rep += 1
     switches_after = context_switches()
     speed_after = host_speed(torch, triton, device)
-    libc = ctypes.CDLL(None)
+    libc = ctypes.CDLL("libc.so.6")
     return {
         "host_ms": {name: statistics.median(s) for name, s in samples.items()},
         "first_half_ms": {name: statistics.median(s[: len(s) // 2]) for name, s in samples.items()},
@@ -136,7 +138,10 @@ def sample(sf_folder: Path, seconds: float) -> dict:
         "cpu": int(Path("/proc/self/stat").read_text().rsplit(")", 1)[1].split()[36]),
         "affinity": sorted(os.sched_getaffinity(0)),
         "personality": Path("/proc/self/personality").read_text().strip(),
-        "malloc_at": hex(ctypes.cast(libc.malloc, ctypes.c_void_p).value or 0),  # same in each: layout fixed
+        # Where libc and the heap landed: the same in every process only if randomisation is off. (The
+        # session-6 file's `malloc_at` was the python executable's own stub, fixed either way.)
+        "libc_malloc_at": hex(ctypes.cast(libc.malloc, ctypes.c_void_p).value or 0),
+        "heap_object_at": hex(id(object())),
         "hashseed": os.environ.get("PYTHONHASHSEED", ""),
     }
 

@@ -381,7 +381,7 @@ def _choose_baseline(
     if mode == "compiled":
         choice["baseline_mode"] = "compiled"
         return compiled
-    probe = replace(policy, min_reps=policy.probe_reps, min_time_s=0.0, max_time_s=0.0)
+    probe = policy.for_probe()
     try:
         # The warm-up compiles, once per parameter set that needs it: a failure leaves eager alone.
         stats = time_rotated(

@@ -54,6 +54,10 @@ class TimingPolicy:
         budget = 2.0 if max_time_s is None else max_time_s
         return cls(min_time_s=min(0.2, budget), max_time_s=budget)
 
+    def for_probe(self) -> TimingPolicy:
+        """The baseline "best" probe's: `probe_reps` timed reps of each, no time floor or budget."""
+        return replace(self, min_reps=self.probe_reps, min_time_s=0.0, max_time_s=0.0)
+
 
 # Bound when the runner imports this module, before it imports a kernel: a kernel that rebinds
 # time.perf_counter or torch.cuda.synchronize past admission does not reach the timer (seen on the H200:

@@ -26,7 +26,6 @@ import subprocess
 import sys
 import time
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import replace
 from pathlib import Path
 
 from evaluator.queries import QUERIES, Query
@@ -110,8 +109,7 @@ def _warm_one(sf_folder: Path, device: str, number: int, trials: int, seed: int)
     except Exception as exc:  # the runner falls back to eager for such a plan: say so, go on
         return f"Q{number:02d} failed to compile: {type(exc).__name__}: {exc}"[:300]
     compile_s = time.perf_counter() - started
-    policy = TimingPolicy.for_device(torch.device(device).type)
-    probe_policy = replace(policy, min_reps=policy.probe_reps, min_time_s=0.0, max_time_s=0.0)
+    probe_policy = TimingPolicy.for_device(torch.device(device).type).for_probe()
     # One probe at a time on the GPU: warm jobs compile side by side, but a probe beside another job's
     # chooses on a shared GPU (seen on the H200: Q6's compiled plan 2.70 ms in one warm, 0.58 in another).
     folder = Path(os.environ["TORCHINDUCTOR_CACHE_DIR"]).parent  # DIR/qNN

@@ -156,6 +156,8 @@ def _start(cores: frozenset[int], fixed: bool):
 
 
 def main(sf_folder: Path, seconds: float, per_placement: int) -> None:
+    from variance import sample_output  # scripts/gpu/, this script's folder
+
     rows = []
     order = [name for _ in range(per_placement) for name in PLACEMENTS]
     for number, placement in enumerate(order, 1):
@@ -168,12 +170,8 @@ def main(sf_folder: Path, seconds: float, per_placement: int) -> None:
             capture_output=True, text=True, env=env, preexec_fn=_start(cores, fixed),
         )  # fmt: skip
         row = {"sample": number, "placement": placement, "wall_s": round(time.time() - started, 1)}
-        try:
-            row |= json.loads(out.stdout.strip().splitlines()[-1])
-        except (ValueError, IndexError):
-            row["error"] = (out.stdout + out.stderr)[-2000:]
-        rows.append(row)
-        print(json.dumps(row), file=sys.stderr, flush=True)
+        rows.append(row | sample_output(out))
+        print(json.dumps(rows[-1]), file=sys.stderr, flush=True)
     print(json.dumps({"cores": CORES, "seconds": seconds, "samples": rows}, indent=1))
 
 

@@ -117,6 +117,14 @@ def busy(sf_folder: Path, threads: int) -> None:
         con.execute(BUSY_SQL).fetchall()
 
 
+def sample_output(out: subprocess.CompletedProcess) -> dict:
+    """A sample process's result: the JSON on its last line of output, or its output's tail as the error."""
+    try:
+        return json.loads(out.stdout.strip().splitlines()[-1])
+    except (ValueError, IndexError):
+        return {"error": (out.stdout + out.stderr)[-2000:]}
+
+
 def main(sf_folder: Path, seconds: float) -> None:
     has_lscpu = os.path.exists("/usr/bin/lscpu")
     lscpu = subprocess.run(["lscpu"], capture_output=True, text=True) if has_lscpu else None
@@ -140,12 +148,8 @@ def main(sf_folder: Path, seconds: float) -> None:
             burner.kill()
             burner.wait()
         row = {"sample": number, "condition": condition, "wall_s": round(time.time() - started, 1)}
-        try:
-            row |= json.loads(out.stdout.strip().splitlines()[-1])
-        except (ValueError, IndexError):
-            row["error"] = (out.stdout + out.stderr)[-2000:]
-        results.append(row)
-        print(json.dumps(row), file=sys.stderr, flush=True)
+        results.append(row | sample_output(out))
+        print(json.dumps(results[-1]), file=sys.stderr, flush=True)
     print(json.dumps({"cores": CORES, "lscpu": lscpu.stdout if lscpu else "", "samples": results}, indent=1))
 
 

@@ -6,7 +6,8 @@
 #   bash scripts/gpu/evaluation.sh [STEP ...]
 #   steps: prepare warm examples planted full22 summary (default: all, in that order); variance
 #   (scripts/gpu/variance.py on the prepared SF: where the medians' run-to-run spread comes from), spread
-#   (scripts/gpu/spread.py: the host's speed per process, and the runner's placement)
+#   (scripts/gpu/spread.py: the host's speed per process, and the runner's placement), rounds
+#   (scripts/gpu/rounds.py: host probes and the examples' times round by round, in fresh processes)
 #   RUNS=2,3 bash scripts/gpu/evaluation.sh examples summary    # the example sets' runs 2 and 3 only
 # Environment: SF (10), CHECK_SF (1), DEVICE (cuda), SEED (20261202: every run draws the same parameters,
 # so the runs are comparable and the trusted compile cache matches them), RUNS (1,2,3), MAX_TIME (timing
@@ -110,6 +111,9 @@ for step in "${steps[@]}"; do
     spread)
       timeout "$(left)" python3 scripts/gpu/spread.py "$DATA/sf$SF" "${VARIANCE_S:-3}" "${SPREAD_SAMPLES:-5}" \
         > "$OUT/spread.json" 2> >(tee -a "$LOG" >&2) ;;
+    rounds)  # one process started after another until a process's time (~40 s) before the budget
+      timeout "$(left)" python3 scripts/gpu/rounds.py "$DATA/sf$SF" "${VARIANCE_S:-3}" "$(( $(left) - 40 ))" \
+        > "$OUT/rounds.jsonl" 2> >(tee -a "$LOG" >&2) ;;
     summary)
       pack
       cat "$OUT/summary.md" ;;

@@ -46,6 +46,13 @@ def main(argv: list[str] | None = None) -> int:
     run.add_argument("--no-prepare", action="store_true", help="fail rather than generate missing data")
     run.add_argument("--queries", type=_query_list, help="evaluate only these, e.g. 6,14 (default: all)")
     run.add_argument("--compile-cache", type=Path, help="a cache `warm` filled: runners start from a copy")
+    run.add_argument(
+        "--warm-jobs",
+        type=int,
+        default=4,
+        help="without --compile-cache, where a compiled baseline is timed (CUDA): compile the baselines "
+        "for this run's parameters first, this many at a time (default 4; 0: each runner compiles its own)",
+    )
 
     warm = commands.add_parser("warm", help="compile the baselines into a cache, in a trusted process")
     warm.add_argument("--cache-dir", type=Path, required=True, help="the cache to fill")
@@ -119,7 +126,8 @@ def main(argv: list[str] | None = None) -> int:
             folder = prepare_data(args.data_dir, args.sf, progress=False)
             device = _resolve_device(args.device)
             queries = args.queries or sorted(QUERIES)
-            warm(args.cache_dir, folder, device, queries, args.trials, args.seed, jobs=args.jobs)
+            warm(args.cache_dir, folder, device, queries, args.trials, args.seed, jobs=args.jobs,
+                 echo=lambda line: print(line, flush=True))  # fmt: skip
             return 0
         if args.command == "validate":
             return _validate(args)
@@ -156,6 +164,9 @@ def _run(args: argparse.Namespace) -> int:
     except ValueError as exc:
         print(f"error: --check-sf {exc}", file=sys.stderr)
         return 2
+    if args.warm_jobs < 0:
+        print("error: --warm-jobs is 0 or more", file=sys.stderr)
+        return 2
     folders = [
         sf_dir(args.data_dir, sf) if args.no_prepare else prepare_data(args.data_dir, sf)
         for sf in (*checks, args.sf)
@@ -169,6 +180,7 @@ def _run(args: argparse.Namespace) -> int:
         seed=args.seed,
         timing=TimingPolicy.for_device(torch.device(device).type, args.max_time),
         compile_cache=args.compile_cache,
+        warm_jobs=args.warm_jobs,
         **({"queries": tuple(args.queries)} if args.queries else {}),
     )
     report = evaluate(kernel_set, args.kernel_set, options, progress=_print_query)

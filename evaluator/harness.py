@@ -8,6 +8,7 @@ timings against the bandwidth floor. A runner that crashes or hangs costs only i
 
 from __future__ import annotations
 
+import contextlib
 import json
 import random
 import secrets
@@ -15,7 +16,7 @@ import shutil
 import sys
 import tempfile
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -32,7 +33,7 @@ from evaluator.report import QueryResult, Report, Status
 from evaluator.timing import TimingPolicy, host_usual
 from evaluator.tpch.load import column_bytes, read_meta
 from evaluator.validate import parameter_sets
-from evaluator.warm import compile_env, recorded_choice
+from evaluator.warm import compile_env, recorded_choice, warm
 
 
 @dataclass(frozen=True)
@@ -78,6 +79,10 @@ class Options:
     # private copy of it, so the baselines' torch.compile is a cache hit and nothing a runner writes
     # reaches another.
     compile_cache: Path | None = None
+    # Without a compile cache, and where a compiled baseline may be timed: compile the baselines first,
+    # `warm_jobs` queries at a time, in trusted processes, for this evaluation's own draw (its secret
+    # seed), into a cache that lives as long as the evaluation. 0: each runner compiles its own.
+    warm_jobs: int = 0
 
     def __post_init__(self) -> None:
         # Runners start in a temporary folder: a relative data path (var/data/sf10) would not resolve
@@ -118,14 +123,51 @@ def evaluate(
     launch: Launcher | None = None,
     progress: Callable[[QueryResult, int, int], None] | None = None,
 ) -> Report:
-    """Evaluate the set's queries one after the other; `progress(result, done, total)` hears of each as
-    it ends (a run cut short still says how far it got)."""
+    """Evaluate the set's queries one after the other (after warming a compile cache for them, with
+    `options.warm_jobs`); `progress(result, done, total)` hears of each as it ends (a run cut short
+    still says how far it got)."""
     launch = launch or Launcher()
     baseline_mode = options.baseline
     if baseline_mode == "auto":
         baseline_mode = "best" if options.device.startswith("cuda") else "eager"
     seed = options.seed if options.seed is not None else secrets.randbits(32)
     started = time.perf_counter()
+    with _warmed(options, baseline_mode, seed) as (options, warm_s):
+        report = _evaluate(kernel_set, kernel_dir, options, launch, progress, baseline_mode, seed)
+    report.warm_s = warm_s
+    report.wall_s = round(time.perf_counter() - started, 3)
+    return report.aggregate()
+
+
+@contextlib.contextmanager
+def _warmed(options: Options, baseline_mode: str, seed: int) -> Iterator[tuple[Options, float | None]]:
+    """The options the runners get, with the seconds spent warming: a compile cache filled here for
+    this evaluation's draw (`Options.warm_jobs`), removed when the evaluation ends; or as they were.
+
+    A cache warmed once for a fixed seed misses under a fresh secret one (the parameter sets differ,
+    and with them the warm step's probe and the graphs that depend on their values), so it is warmed
+    per evaluation. Trusted: no kernel is imported, and each runner still gets a private copy.
+    """
+    if not options.warm_jobs or options.compile_cache or baseline_mode == "eager":
+        yield options, None
+        return
+    with tempfile.TemporaryDirectory(prefix="dkb-warm-") as cache:
+        started = time.perf_counter()
+        warm(Path(cache), options.sf_folder, options.device, list(options.queries), options.trials, seed,
+             jobs=options.warm_jobs, echo=None)  # fmt: skip
+        yield options | {"compile_cache": Path(cache)}, round(time.perf_counter() - started, 3)
+
+
+def _evaluate(
+    kernel_set: KernelSet,
+    kernel_dir: Path,
+    options: Options,
+    launch: Launcher,
+    progress: Callable[[QueryResult, int, int], None] | None,
+    baseline_mode: str,
+    seed: int,
+) -> Report:
+    """`evaluate`'s queries, with the runners' options, the baseline mode and the seed settled."""
     manifest = kernel_set.manifest
     results, hardware = [], {}
     # The roofline's inputs come from this side: the runner's report of its GPU and of the bytes it
@@ -160,7 +202,7 @@ def evaluate(
         end = hw.gpu_state(options.device)
         hardware = hardware | {"gpu_start": gpu, "gpu_end": end, "roofline_peak_gbs": peak_gbs,
                                "measured_copy_gbs": copy_gbs}  # fmt: skip
-    report = Report(
+    return Report(
         harness_version=HARNESS_VERSION,
         hardware=hardware,
         scale_factor=_scale_factor(options.sf_folder),
@@ -172,8 +214,6 @@ def evaluate(
         queries=results,
         manifest=manifest.to_dict() | {"seed": seed},
     )
-    report.wall_s = round(time.perf_counter() - started, 3)
-    return report.aggregate()
 
 
 def mark_slow_host(result: QueryResult, usual_s: float, slack: float) -> None:

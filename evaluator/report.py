@@ -73,6 +73,7 @@ class Report:
     manifest: dict[str, Any] = field(default_factory=dict)
     check_scale_factors: list[float] = field(default_factory=list)  # further SFs of correctness trials
     wall_s: float = 0.0
+    warm_s: float | None = None  # of wall_s, compiling the baselines before the runners (harness 0.4.1)
     schema_version: int = SCHEMA_VERSION
     overall_speedup: float | None = None
     geomean_speedup: float | None = None

@@ -25,6 +25,7 @@ import os
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
@@ -59,9 +60,17 @@ def _draw(sf_folder: Path, device: str, seed: int, trials: int) -> dict:
 
 
 def warm(
-    cache_dir: Path, sf_folder: Path, device: str, queries: list[int], trials: int, seed: int, jobs: int = 1
+    cache_dir: Path,
+    sf_folder: Path,
+    device: str,
+    queries: list[int],
+    trials: int,
+    seed: int,
+    jobs: int = 1,
+    echo: Callable[[str], object] | None = None,
 ) -> list[str]:
-    """Compile each query's baseline into `cache_dir/qNN/`, `jobs` queries at a time; a line per query."""
+    """Compile each query's baseline into `cache_dir/qNN/`, `jobs` queries at a time; a line per query,
+    each also given to `echo` as it ends."""
     cache_dir = Path(cache_dir).resolve()
 
     def one(number: int) -> str:
@@ -79,7 +88,8 @@ def warm(
         done = subprocess.run(argv, env=env, capture_output=True, text=True)
         lines = done.stdout.strip().splitlines()
         line = lines[-1] if done.returncode == 0 and lines else f"Q{number:02d} failed: {done.stderr[-300:]}"
-        print(line, flush=True)
+        if echo is not None:
+            echo(line)
         return line
 
     with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:

@@ -49,6 +49,7 @@ def evaluation_execute(run_id: int) -> str:
                     check_scale_factors=check_scale_factors(
                         settings.DKB_CHECK_SCALE_FACTORS, hardware.scale_factor
                     ),
+                    warm_jobs=settings.DKB_WARM_JOBS,
                 ),
                 backend=backend,
             )

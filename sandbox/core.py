@@ -64,6 +64,7 @@ class Job:
     trials: int = 5
     queries: tuple[int, ...] = ()  # empty: every benchmark query
     check_scale_factors: tuple[float, ...] = ()  # further (smaller) SFs for the correctness trials
+    warm_jobs: int = 0  # compile the baselines first, this many at a time (evaluator Options.warm_jobs)
 
 
 def evaluate(job: Job, *, backend: str = "bubblewrap", limits: Limits | None = None) -> dict[str, Any]:
@@ -90,6 +91,7 @@ def evaluate(job: Job, *, backend: str = "bubblewrap", limits: Limits | None = N
         timing=TimingPolicy.for_device(job.device, job.max_time_per_query_s),
         queries=job.queries or tuple(sorted(QUERIES)),
         check_sf_folders=tuple(prepare(job.data_dir, sf, progress=False) for sf in job.check_scale_factors),
+        warm_jobs=job.warm_jobs,
     )
     kernel_dir = Path(job.kernel_dir).resolve()
     try:

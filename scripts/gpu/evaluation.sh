@@ -4,7 +4,8 @@
 # their spreads across the runs. Data, the compile cache and the reports live under var/, which the
 # device keeps between calls while the machine stays warm (30 s after a call): chain the calls.
 #   bash scripts/gpu/evaluation.sh [STEP ...]
-#   steps: prepare warm examples planted full22 summary (default: all, in that order); variance
+#   steps: prepare warm examples planted full22 summary (default: all, in that order); full22-site (the
+#   22-query set with a secret seed and no cache given: the evaluation warms its own, WARM_JOBS at once); variance
 #   (scripts/gpu/variance.py on the prepared SF: where the medians' run-to-run spread comes from), spread
 #   (scripts/gpu/spread.py: the host's speed per process, and the runner's placement), rounds
 #   (scripts/gpu/rounds.py: host probes and the examples' times round by round, in fresh processes)
@@ -56,11 +57,22 @@ left() { local l=$((BUDGET - SECONDS)); [ "$l" -gt 1 ] || l=1; echo "$l"; }
 evaluate() {  # evaluate SET_DIR NAME [extra args]: one report, var/reports/NAME.json
   local dir=$1 name=$2; shift 2
   if [ "$(left)" -lt 60 ]; then log "$name: skipped, $(left) s left of the call's budget"; return; fi
-  local started=$SECONDS
+  local started=$SECONDS seed=(--seed "$SEED")
+  [ -z "${UNSEEDED:-}" ] || seed=()  # UNSEEDED=1 evaluate ...: a secret seed, as on the site
   timeout "$(left)" python3 -m evaluator run "$dir" --sf "$SF" --check-sf "$CHECK_SF" --device "$DEVICE" \
-    --data-dir "$DATA" --seed "$SEED" --max-time "$MAX_TIME" --no-prepare --out "$REPORTS/$name.json" "$@" \
+    --data-dir "$DATA" "${seed[@]}" --max-time "$MAX_TIME" --no-prepare --out "$REPORTS/$name.json" "$@" \
     2>&1 | tee -a "$LOG"
   log "$name: $((SECONDS - started)) s"
+}
+
+full22_set() {  # any 22-file set: each file is the TorchPlan itself, so all of it is framework time
+  rm -rf /tmp/full22 && mkdir -p /tmp/full22
+  echo '{"model": "TorchPlans as kernels", "language": "triton", "scope": "full",
+         "notes": "Each qNN.py imports the TorchPlan: a framework fallback by construction."}' \
+    > /tmp/full22/manifest.json
+  for n in $(seq -w 1 22); do
+    echo "from evaluator.torchplan.plans.q$n import run_query  # noqa: F401" > "/tmp/full22/q$n.py"
+  done
 }
 
 pack() {
@@ -94,16 +106,15 @@ for step in "${steps[@]}"; do
         evaluate "examples/planted/$set" "planted-$set" --queries 6 "${cache[@]}"
         pack
       done ;;
-    full22)  # any 22-file set: each file is the TorchPlan itself, so all of it is framework time
-      rm -rf /tmp/full22 && mkdir -p /tmp/full22
-      echo '{"model": "TorchPlans as kernels", "language": "triton", "scope": "full",
-             "notes": "Each qNN.py imports the TorchPlan: a framework fallback by construction."}' \
-        > /tmp/full22/manifest.json
-      for n in $(seq -w 1 22); do
-        echo "from evaluator.torchplan.plans.q$n import run_query  # noqa: F401" > "/tmp/full22/q$n.py"
-      done
+    full22)
+      full22_set
       cache=(); [ -d "$CACHE" ] && cache=(--compile-cache "$CACHE")
       evaluate /tmp/full22 full22 ${FULL22_QUERIES:+--queries $FULL22_QUERIES} "${cache[@]}"
+      pack ;;
+    full22-site)  # as the site runs it: a secret seed and no cache given, so the evaluation warms its own
+      full22_set
+      UNSEEDED=1 evaluate /tmp/full22 full22-site --warm-jobs "${WARM_JOBS:-4}" \
+        ${FULL22_QUERIES:+--queries $FULL22_QUERIES}
       pack ;;
     variance)
       timeout "$(left)" python3 scripts/gpu/variance.py "$DATA/sf$SF" "${VARIANCE_S:-3}" > "$OUT/variance.json" \

@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import json
+import tempfile
 from pathlib import Path
 
-from evaluator.harness import Options, _build_env, evaluate
+from evaluator.harness import Options, _build_env, _warmed, evaluate
 from evaluator.kernelset import kernel_set_from_dir
 from evaluator.queries import QUERIES
 from evaluator.report import Status
@@ -79,3 +80,32 @@ def test_a_runner_times_the_baseline_the_warm_step_chose_for_the_same_draw(
     other = q06(seed=8)  # other parameters: the runner probes for itself
     assert "by" not in other["baseline_probe"] and other["baseline_probe"]["eager_ms"] != record["eager_ms"]
     assert set(other["wall_s"]["runner_process"]) == {"cache_copy", "start", "exit"}
+
+
+def test_an_evaluation_warms_a_cache_of_its_own_for_its_secret_draw(
+    tmp_path: Path, sf001: Path, make_set, monkeypatch
+) -> None:
+    # A cache warmed for a fixed seed misses under a fresh secret one: with warm_jobs the evaluation
+    # warms for its own draw, so its runner times the warm step's choice without probing again.
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path / "tmp"))
+    (tmp_path / "tmp").mkdir()
+    kernels = make_set("triton-q06-full")
+    timing = TimingPolicy(warmup_reps=1, warmup_s=0.0, min_reps=3, min_time_s=0.0, max_time_s=0.3)
+    options = Options(sf_folder=sf001, baseline="best", trials=2, queries=(6,), timing=timing, warm_jobs=1)
+    report = evaluate(kernel_set_from_dir(kernels), kernels, options)
+    (result,) = report.queries
+    assert result.status == Status.PASSED, result.reason
+    assert result.stats["baseline_probe"]["by"] == "warm"
+    assert 0 < report.warm_s < report.wall_s
+    assert not list((tmp_path / "tmp").glob("dkb-warm-*"))  # the cache went with the evaluation
+
+
+def test_nothing_is_warmed_for_an_eager_baseline_or_beside_a_given_cache(tmp_path: Path, sf001: Path) -> None:
+    options = Options(sf_folder=sf001, warm_jobs=4)
+    with _warmed(options, "eager", seed=1) as (given, warm_s):
+        assert given == options and warm_s is None
+    cached = options | {"compile_cache": tmp_path}
+    with _warmed(cached, "best", seed=1) as (given, warm_s):
+        assert given == cached and warm_s is None
+    with _warmed(options | {"warm_jobs": 0}, "best", seed=1) as (given, warm_s):
+        assert given.compile_cache is None and warm_s is None

@@ -52,6 +52,14 @@ def test_the_check_scale_factors_setting_reaches_the_sandbox(submit, sandbox_job
     assert call["job"].check_scale_factors == (0.005,)
 
 
+def test_the_warm_jobs_setting_reaches_the_sandbox(submit, sandbox_jobs, settings) -> None:
+    assert settings.DKB_WARM_JOBS == 4  # the default: a GPU evaluation warms its own draw's baselines
+    settings.DKB_WARM_JOBS = 2
+    evaluation_execute(submit().runs.get().pk)
+    [call] = sandbox_jobs
+    assert call["job"].warm_jobs == 2
+
+
 def test_a_feedback_run_evaluates_only_the_sets_own_queries(
     submit, sandbox_jobs, uploader, kernel_set
 ) -> None:

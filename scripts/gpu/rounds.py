@@ -69,6 +69,7 @@ def calls(sf_folder: Path, device) -> dict:
 
 def sample(sf_folder: Path, seconds: float) -> dict:
     import torch
+    from variance import last_cpu, warm_up  # scripts/gpu/, this script's folder
 
     from evaluator.timing import L2_FLUSH_BYTES, _host_probe, _timed, host_usual
 
@@ -79,11 +80,7 @@ def sample(sf_folder: Path, seconds: float) -> dict:
         torch.empty(L2_FLUSH_BYTES // 4, dtype=torch.int32, device=device) if device.type == "cuda" else None
     )
     x = torch.zeros(1, device=device)
-    for fn in fns.values():  # the harness's warm-up: >= 3 calls and 0.5 s each
-        started, reps = time.perf_counter(), 0
-        while reps < 4 or time.perf_counter() - started < 0.5:
-            fn(reps)
-            reps += 1
+    warm_up(fns)
     sync()
     usual_us = host_usual() * 1e6
     rounds: dict[str, list[float]] = {name: [] for name in PROBES + list(fns)}
@@ -106,7 +103,7 @@ def sample(sf_folder: Path, seconds: float) -> dict:
         rep += 1
     return {
         "host_usual_us": round(usual_us, 2),
-        "cpu": int(Path("/proc/self/stat").read_text().rsplit(")", 1)[1].split()[36]),
+        "cpu": last_cpu(),
         "rounds": {k: [round(v, 4) for v in vs] for k, vs in rounds.items()},
     }
 

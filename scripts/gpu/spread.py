@@ -98,7 +98,7 @@ def context_switches() -> tuple[int, int]:
 def sample(sf_folder: Path, seconds: float) -> dict:
     import torch
     import triton
-    from variance import example_calls  # scripts/gpu/, this script's folder
+    from variance import example_calls, last_cpu, warm_up  # scripts/gpu/, this script's folder
 
     from evaluator.timing import L2_FLUSH_BYTES, _timed
 
@@ -106,11 +106,7 @@ def sample(sf_folder: Path, seconds: float) -> dict:
     calls = example_calls(sf_folder, device)
     speed_before = host_speed(torch, triton, device)
     flush = torch.empty(L2_FLUSH_BYTES // 4, dtype=torch.int32, device=device)
-    for fn in calls.values():  # the harness's warm-up: >= 3 calls and 0.5 s each
-        started, reps = time.perf_counter(), 0
-        while reps < 4 or time.perf_counter() - started < 0.5:
-            fn(reps)
-            reps += 1
+    warm_up(calls)
     torch.cuda.synchronize()
     samples: dict[str, list[float]] = {name: [] for name in calls}
     switches_before = context_switches()
@@ -135,7 +131,7 @@ def sample(sf_folder: Path, seconds: float) -> dict:
             "voluntary": switches_after[0] - switches_before[0],
             "involuntary": switches_after[1] - switches_before[1],
         },  # fmt: skip
-        "cpu": int(Path("/proc/self/stat").read_text().rsplit(")", 1)[1].split()[36]),
+        "cpu": last_cpu(),
         "affinity": sorted(os.sched_getaffinity(0)),
         "personality": Path("/proc/self/personality").read_text().strip(),
         # Where libc and the heap landed: the same in every process only if randomisation is off. (The

@@ -95,13 +95,12 @@ def sample(sf_folder: Path, seconds: float) -> dict:
             torch.cuda.synchronize()
             ms.append(start.elapsed_time(end))
         events[name] = statistics.median(ms)
-    cpu = int(Path("/proc/self/stat").read_text().rsplit(")", 1)[1].split()[36])  # the CPU it last ran on
     return {
         "host_ms": {name: s.median_ms for name, s in host.items()},
         "reps": {name: s.n for name, s in host.items()},
         "event_ms": events,
         "steal_pct": round(100 * (steal1 - steal0) / max(1, total1 - total0), 2),
-        "cpu": cpu,
+        "cpu": last_cpu(),
         "affinity": sorted(os.sched_getaffinity(0)),
         "loadavg": os.getloadavg(),
     }
@@ -115,6 +114,20 @@ def busy(sf_folder: Path, threads: int) -> None:
     con.execute(f"SET threads = {threads}")
     while True:
         con.execute(BUSY_SQL).fetchall()
+
+
+def warm_up(calls: dict) -> None:
+    """The harness's warm-up, call by call: at least 4 calls and 0.5 s each (queued; the caller syncs)."""
+    for fn in calls.values():
+        started, reps = time.perf_counter(), 0
+        while reps < 4 or time.perf_counter() - started < 0.5:
+            fn(reps)
+            reps += 1
+
+
+def last_cpu() -> int:
+    """The CPU this process last ran on (field 39 of /proc/self/stat)."""
+    return int(Path("/proc/self/stat").read_text().rsplit(")", 1)[1].split()[36])
 
 
 def sample_output(out: subprocess.CompletedProcess) -> dict:

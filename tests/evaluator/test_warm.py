@@ -6,6 +6,7 @@ import json
 import tempfile
 from pathlib import Path
 
+from evaluator.__main__ import main
 from evaluator.harness import Options, _build_env, _warmed, evaluate
 from evaluator.kernelset import kernel_set_from_dir
 from evaluator.queries import QUERIES
@@ -109,3 +110,12 @@ def test_nothing_is_warmed_for_an_eager_baseline_or_beside_a_given_cache(tmp_pat
         assert given == cached and warm_s is None
     with _warmed(options | {"warm_jobs": 0}, "best", seed=1) as (given, warm_s):
         assert given.compile_cache is None and warm_s is None
+
+
+def test_a_negative_warm_jobs_is_a_usage_error_before_anything_runs(tmp_path: Path, make_set, capsys) -> None:
+    out = tmp_path / "report.json"
+    code = main(["run", str(make_set()), "--warm-jobs", "-1", "--data-dir", str(tmp_path / "data"),
+                 "--out", str(out)])  # fmt: skip
+    assert code == 2
+    assert "--warm-jobs is 0 or more" in capsys.readouterr().err
+    assert not out.exists() and not (tmp_path / "data").exists()

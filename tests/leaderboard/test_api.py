@@ -123,6 +123,21 @@ def test_an_archive_with_a_path_outside_the_set_is_refused(api_client, q6, cpu, 
     assert_nothing_stored()
 
 
+def test_a_zip_bomb_is_refused_by_its_directory_and_nothing_is_stored(
+    api_client, q6, cpu, example_dir
+) -> None:
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w", compression=zipfile.ZIP_DEFLATED) as archive:
+        for name, data in example_files(example_dir).items():
+            archive.writestr(name, data)
+        archive.writestr("q07.py", bytes(50 * 1024 * 1024))  # 50 MB of zeros, about 50 KB packed
+    bomb = SimpleUploadedFile("set.zip", buffer.getvalue(), content_type="application/zip")
+    response = api_client.post(URL, {"archive": bomb}, format="multipart")
+    assert response.status_code == 400
+    assert response.json()["code"] == "kernel_too_large" and "q07.py" in response.json()["detail"]
+    assert_nothing_stored()
+
+
 def test_a_kernel_that_is_not_python_is_refused_with_its_line(api_client, q6, cpu, example_dir) -> None:
     files = {"manifest.json": (example_dir / "manifest.json").read_bytes(), "q06.py": b"def run_query(:\n"}
     response = api_client.post(URL, {"archive": zip_of(files)}, format="multipart")

@@ -1,4 +1,9 @@
-"""Reference answers: DuckDB runs the query's SQL with the same parameters on the same data."""
+"""Reference answers: DuckDB runs the query's SQL with the same parameters on the same data.
+
+SQL's NULL is kept: an aggregate over no rows (SUM, AVG, MIN, MAX, and a ratio of them) is NULL, and a
+NULL in a float column is NaN, which only NaN matches (evaluator/compare.py). Filling it with 0.0 would
+fail a kernel that answers NULL and turn every such trial into a check that the kernel returns 0.
+"""
 
 from __future__ import annotations
 
@@ -8,6 +13,7 @@ from typing import Any
 import duckdb
 import numpy as np
 
+from evaluator.errors import EvaluatorError
 from evaluator.queries import Query
 from evaluator.tpch.generate import connect
 
@@ -24,11 +30,24 @@ def reference_answer(
         names, types = relation.columns, [str(t) for t in relation.types]
         sql = ", ".join(_encode(name, sql_type) for name, sql_type in zip(names, types, strict=True))
         result = con.sql(f"SELECT {sql} FROM relation").fetchnumpy()
-        # Strings as fixed-width unicode arrays: comparable and sortable, unlike object arrays.
-        return {k: np.asarray(v, dtype=str if v.dtype == object else None) for k, v in result.items()}
+        return {name: _column(name, values) for name, values in result.items()}
     finally:
         if own:
             con.close()
+
+
+def _column(name: str, values: np.ndarray) -> np.ndarray:
+    """One result column as a plain array; fetchnumpy gives a masked array where there are NULLs."""
+    if np.ma.isMaskedArray(values) and np.ma.getmaskarray(values).any():
+        if not np.issubdtype(values.dtype, np.floating):
+            # No benchmark query can put a NULL there: integers and dates are keys, counts and grouped
+            # values, and every ungrouped aggregate is DECIMAL or DOUBLE. An exact column has no NULL
+            # to compare against, and any fill value would be a real answer a kernel could give.
+            raise EvaluatorError(f"result column {name!r} ({values.dtype}) holds a NULL; only floats can")
+        values = values.filled(np.nan)
+    values = np.ma.getdata(values)
+    # Strings as fixed-width unicode arrays: comparable and sortable, unlike object arrays.
+    return np.asarray(values, dtype=str if values.dtype == object else None)
 
 
 def _encode(name: str, sql_type: str) -> str:

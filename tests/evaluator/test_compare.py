@@ -44,6 +44,16 @@ def test_nan_matches_only_nan() -> None:
     assert compare({"v": np.array([0.0])}, {"v": np.array([np.nan])}) is not None
 
 
+def test_a_zero_where_sql_answers_null_is_a_difference_and_so_is_null_where_it_answers_zero() -> None:
+    null, zero = {"revenue": np.array([np.nan])}, {"revenue": np.array([0.0])}
+    assert compare(zero, null) == "column 'revenue' differs at row 0: got 0.0, expected nan"
+    assert compare(null, zero) == "column 'revenue' differs at row 0: got nan, expected 0.0"
+    # Beside real values too: the tolerance scales with the column's largest finite value, never NaN.
+    want = {"k": np.array([1, 2]), "v": np.array([np.nan, 1e6])}
+    assert compare({"k": want["k"], "v": np.array([np.nan, 1e6])}, want, order_by=("k",)) is None
+    assert compare({"k": want["k"], "v": np.array([0.0, 1e6])}, want, order_by=("k",)) is not None
+
+
 def test_a_result_must_be_named_1d_plain_tensors() -> None:
     class Sneaky(torch.Tensor):
         pass

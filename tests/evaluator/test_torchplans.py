@@ -4,10 +4,14 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import numpy as np
 import pytest
 
+from evaluator.compare import compare
 from evaluator.queries import QUERIES
-from evaluator.validate import validate_query
+from evaluator.tpch.load import load_tables
+from evaluator.tpch.reference import reference_answer
+from evaluator.validate import run_plan, validate_query
 
 
 @pytest.mark.parametrize("number", sorted(QUERIES))
@@ -15,6 +19,25 @@ def test_the_torchplan_matches_duckdb_at_sf001(number: int, sf001: Path) -> None
     result = validate_query(QUERIES[number], sf001, random_sets=5, seed=11)
     assert result.passed, result.reason
     assert result.trials == 6
+
+
+# Parameter sets whose aggregate is over no rows at SF0.01: SQL answers NULL, the plan must answer NaN.
+EMPTY = {
+    6: {"date": "2030-01-01"},  # beyond the data (the spec's years never are)
+    14: {"date": "2030-01-01"},
+    17: {"brand": "Brand#23", "container": "MED BOX"},  # the spec's defaults
+    19: {"brand1": "Brand#35", "brand2": "Brand#54", "quantity1": 2, "quantity3": 23},
+}
+
+
+@pytest.mark.parametrize("number", sorted(EMPTY))
+def test_a_torchplan_answers_nan_where_sql_answers_null(number: int, sf001: Path) -> None:
+    query = QUERIES[number]
+    params = {**query.defaults, **EMPTY[number]}
+    expected = reference_answer(sf001, query, params)
+    assert all(np.isnan(column).all() for column in expected.values())
+    actual = run_plan(query, load_tables(sf001, query.columns()), sf001, params)
+    assert compare(actual, expected, query.order_by) is None
 
 
 @pytest.mark.parametrize("number", sorted(QUERIES))

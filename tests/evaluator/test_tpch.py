@@ -2,6 +2,7 @@ from __future__ import annotations
 
 import json
 import random
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -101,3 +102,28 @@ def test_date_arithmetic_matches_the_calendar_without_datetime() -> None:
     assert add_interval(date_to_days(1996, 2, 29), 1, "year") == date_to_days(1997, 2, 28)
     assert add_interval(date_to_days(1994, 12, 1), 3, "month") == date_to_days(1995, 3, 1)
     assert add_interval(date_to_days(1998, 12, 1), -90, "day") == date_to_days(1998, 9, 2)
+
+
+def test_the_reference_keeps_sqls_null_for_an_aggregate_over_no_rows(sf001: Path) -> None:
+    from evaluator.tpch.reference import reference_answer
+
+    # At SF0.01 no part is Brand#23 in a MED BOX (the spec's defaults): SUM over no rows is NULL.
+    answer = reference_answer(sf001, QUERIES[17], QUERIES[17].defaults)
+    assert answer["avg_yearly"].dtype == np.float64 and np.isnan(answer["avg_yearly"]).all()
+    assert len(answer["avg_yearly"]) == 1
+    # Q6 outside the spec's years: a NULL revenue, not 0.0; COUNT over the same rows stays 0.
+    q6 = replace(
+        QUERIES[6], sql_template=QUERIES[6].sql_template.replace(" AS revenue", " AS revenue, count(*) AS n")
+    )
+    answer = reference_answer(sf001, q6, {"date": "2030-01-01"})
+    assert np.isnan(answer["revenue"]).all() and answer["n"].tolist() == [0]
+
+
+def test_a_null_in_an_exact_column_is_refused_rather_than_filled(sf001: Path) -> None:
+    from types import SimpleNamespace
+
+    from evaluator.tpch.reference import reference_answer
+
+    empty_min = SimpleNamespace(sql=lambda: "SELECT min(l_shipdate) AS d FROM lineitem WHERE l_quantity < 0")
+    with pytest.raises(EvaluatorError, match="holds a NULL"):
+        reference_answer(sf001, empty_min, {})

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import textwrap
 
-from evaluator.torchplan.compiler.emit_group import Grouping, aggregates_of, identifier
+from evaluator.torchplan.compiler.emit_group import Grouping, aggregates_of, identifier, nullable
 from evaluator.torchplan.compiler.emit_host import HostArgs, HostUse, signature
 from evaluator.torchplan.compiler.errors import UnsupportedSQL
 from evaluator.torchplan.compiler.exprcode import PRECEDENCE, ExprCode
@@ -281,6 +281,14 @@ class CoreEmitter(Grouping):
                 code = f"{total} / {mask}.sum()" if agg.func == "avg" and mask else total
                 if agg.func == "avg" and not mask:
                     code = f"({arg}).double().mean()"
+                elif agg.func == "sum" and mask and nullable(agg):
+                    # SUM over no rows is SQL's NULL, NaN here (docs/data-format.md); AVG is 0 / 0 already.
+                    code = f"torch.where({mask}.any(), {total}, torch.nan)"
+            elif mask and nullable(agg):
+                # MIN/MAX over no rows is NULL; indexing by the mask would leave amin/amax nothing (an error).
+                extreme = "torch.inf" if agg.func == "min" else "-torch.inf"
+                reduced = f"torch.where({mask}, {arg}, {extreme}).{'amin' if agg.func == 'min' else 'amax'}()"
+                code = f"torch.where({mask}.any(), {reduced}, torch.nan)"
             else:
                 code = (
                     f"({arg})[{mask}].{'amin' if agg.func == 'min' else 'amax'}()"

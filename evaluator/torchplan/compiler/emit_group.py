@@ -205,6 +205,11 @@ class Grouping:
         names: dict[Agg, str] = {}
         root_rows = f"{self.block.root}_rows"
         self.out("# Aggregates over the joined rows.")
+        if any(nullable(agg) for agg in aggregates_of(self.block)):
+            self.out("# Over no rows SUM, AVG, MIN and MAX are SQL's NULL: NaN (docs/data-format.md).")
+            self.out(
+                f"sql_null = torch.full((1,), torch.nan, dtype=torch.float64, device={root_rows}.device)"
+            )
         for agg in aggregates_of(self.block):
             name = self._agg_name(agg, names)
             arg = self.expr(agg.arg, column=row) if agg.arg is not None else ""
@@ -218,7 +223,12 @@ class Grouping:
                 code = f"({_double(arg, agg)}).mean().reshape(1)"
             else:
                 code = f"({arg}).{'amin' if agg.func == 'min' else 'amax'}().reshape(1)"
-            self.out(f"{name} = {code}")
+            # The rows are compacted: their count is known on the host, and amin/amax of none would raise.
+            self.out(
+                f"{name} = {code} if {root_rows}.numel() else sql_null"
+                if nullable(agg)
+                else f"{name} = {code}"
+            )
         return self._no_column, names
 
     def _project(self: CoreEmitter) -> tuple[Env, dict[Agg, str]]:
@@ -283,6 +293,12 @@ class Grouping:
                 self.out(f"{var} = {var}[: {block.limit}]")
         self.out(f"return ({', '.join(result)}{',' if len(result) == 1 else ''})")
         return self.lines
+
+
+def nullable(agg: Agg) -> bool:
+    """An ungrouped aggregate that is NULL over no rows and lands in a float column, where NULL is NaN.
+    An integer one would need a NULL the encodings do not have; no benchmark query has one."""
+    return agg.func in ("sum", "avg", "min", "max") and agg.kind in (Kind.DECIMAL, Kind.FLOAT)
 
 
 def _double(arg: str, agg: Agg) -> str:

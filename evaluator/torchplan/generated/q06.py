@@ -45,7 +45,9 @@ def _query_core(
         & (l_shipdate >= date)
     )
     # Aggregates over the qualifying rows, without gathering them.
-    revenue = torch.where(lineitem_mask, l_extendedprice * l_discount, 0.0).sum().reshape(1)
+    revenue = torch.where(
+        lineitem_mask.any(), torch.where(lineitem_mask, l_extendedprice * l_discount, 0.0).sum(), torch.nan
+    ).reshape(1)
     # The result columns.
     return (revenue,)
 

@@ -57,7 +57,9 @@ def _scalar0(
     ps_availqty = ps_availqty[partsupp_rows]
     ps_supplycost = ps_supplycost[partsupp_rows]
     # Aggregates over the joined rows.
-    agg0 = (ps_supplycost * ps_availqty).sum().reshape(1)
+    # Over no rows SUM, AVG, MIN and MAX are SQL's NULL: NaN (docs/data-format.md).
+    sql_null = torch.full((1,), torch.nan, dtype=torch.float64, device=partsupp_rows.device)
+    agg0 = (ps_supplycost * ps_availqty).sum().reshape(1) if partsupp_rows.numel() else sql_null
     # The result columns.
     col_0 = agg0 * fraction
     return (col_0,)

@@ -55,8 +55,14 @@ def _query_core(
     l_extendedprice = l_extendedprice[lineitem_rows]
     p_type = p_type[part_rows]
     # Aggregates over the joined rows.
-    agg0 = (torch.where(p_type_like_promo[p_type], l_extendedprice * (1 - l_discount), 0.0)).sum().reshape(1)
-    agg1 = (l_extendedprice * (1 - l_discount)).sum().reshape(1)
+    # Over no rows SUM, AVG, MIN and MAX are SQL's NULL: NaN (docs/data-format.md).
+    sql_null = torch.full((1,), torch.nan, dtype=torch.float64, device=lineitem_rows.device)
+    agg0 = (
+        (torch.where(p_type_like_promo[p_type], l_extendedprice * (1 - l_discount), 0.0)).sum().reshape(1)
+        if lineitem_rows.numel()
+        else sql_null
+    )
+    agg1 = (l_extendedprice * (1 - l_discount)).sum().reshape(1) if lineitem_rows.numel() else sql_null
     # The result columns.
     promo_revenue = 100.0 * agg0 / agg1
     return (promo_revenue,)

@@ -70,7 +70,9 @@ def _query_core(
     part_rows = part_rows[keep]
     sub0_rows = sub0_rows[keep]
     # Aggregates over the joined rows.
-    agg0 = (l_extendedprice).sum().reshape(1)
+    # Over no rows SUM, AVG, MIN and MAX are SQL's NULL: NaN (docs/data-format.md).
+    sql_null = torch.full((1,), torch.nan, dtype=torch.float64, device=lineitem_rows.device)
+    agg0 = (l_extendedprice).sum().reshape(1) if lineitem_rows.numel() else sql_null
     # The result columns.
     avg_yearly = agg0 / 7.0
     return (avg_yearly,)

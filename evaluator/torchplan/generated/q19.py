@@ -126,7 +126,9 @@ def _query_core(
     lineitem_rows = lineitem_rows[keep]
     part_rows = part_rows[keep]
     # Aggregates over the joined rows.
-    revenue = (l_extendedprice * (1 - l_discount)).sum().reshape(1)
+    # Over no rows SUM, AVG, MIN and MAX are SQL's NULL: NaN (docs/data-format.md).
+    sql_null = torch.full((1,), torch.nan, dtype=torch.float64, device=lineitem_rows.device)
+    revenue = (l_extendedprice * (1 - l_discount)).sum().reshape(1) if lineitem_rows.numel() else sql_null
     # The result columns.
     return (revenue,)
 

@@ -28,7 +28,7 @@ def _query_core(
     discount_hi: float,
     quantity: float,
 ) -> torch.Tensor:
-    """Revenue of the qualifying rows, as a 1-element float64 tensor."""
+    """Revenue of the qualifying rows, as a 1-element float64 tensor: NaN (SQL's NULL) when none."""
     mask = (
         (l_shipdate >= date_lo)
         & (l_shipdate < date_hi)
@@ -37,7 +37,8 @@ def _query_core(
         & (l_quantity < quantity)
     )
     revenue = torch.where(mask, l_extendedprice * l_discount, 0.0).sum(dtype=torch.float64)
-    return revenue.reshape(1)
+    # SUM over no rows is NULL, not 0 (docs/data-format.md).
+    return torch.where(mask.any(), revenue, torch.nan).reshape(1)
 
 
 def run_query(tables, date: str = "1994-01-01", discount: float = 0.06, quantity: int = 24):

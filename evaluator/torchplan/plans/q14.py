@@ -35,7 +35,11 @@ def _query_core(
     date_lo: int,
     date_hi: int,
 ) -> torch.Tensor:
-    """promo_revenue as a 1-element float64 tensor; `promo_types[code]` says p_type LIKE 'PROMO%'."""
+    """promo_revenue as a 1-element float64 tensor; `promo_types[code]` says p_type LIKE 'PROMO%'.
+
+    Over no rows both SUMs are NULL and so is their ratio: 0 / 0 here, NaN, as it should be (a row's
+    revenue is never 0, so the denominator is 0 only when no row is in the month).
+    """
     # Partkeys are dense 1..N: a flag per key, then one gather per lineitem row (no -1 rows: every
     # l_partkey exists in part, a TPC-H foreign key).
     promo_by_key = torch.zeros(p_partkey.numel() + 1, dtype=torch.bool, device=p_partkey.device)

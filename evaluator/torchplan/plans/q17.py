@@ -39,7 +39,7 @@ def _query_core(
     brand: int,
     container: int,
 ) -> torch.Tensor:
-    """avg_yearly as a 1-element float64 tensor."""
+    """avg_yearly as a 1-element float64 tensor: NaN (SQL's NULL) when no row qualifies."""
     # Partkeys are dense 1..N: a flag per key, gathered by every lineitem row.
     selected_by_key = torch.zeros(p_partkey.numel() + 1, dtype=torch.bool, device=p_partkey.device)
     selected_by_key[p_partkey] = (p_brand == brand) & (p_container == container)
@@ -52,7 +52,10 @@ def _query_core(
     count = line_totals >> COUNT_SHIFT
     quantity_sum = line_totals & ((1 << COUNT_SHIFT) - 1)
     keep = selected & (5 * quantity * count < quantity_sum)
-    return (torch.where(keep, l_extendedprice, 0.0).sum() / 7.0).reshape(1)
+    avg_yearly = torch.where(keep, l_extendedprice, 0.0).sum() / 7.0
+    # SUM over no rows is NULL, not 0 (docs/data-format.md): the defaults' brand and container select
+    # nothing at SF0.01.
+    return torch.where(keep.any(), avg_yearly, torch.nan).reshape(1)
 
 
 def run_query(tables, brand: str = "Brand#23", container: str = "MED BOX"):

@@ -67,7 +67,7 @@ def _query_core(
     shipmode_ok: torch.Tensor,
     shipinstruct: int,
 ) -> torch.Tensor:
-    """Revenue as a 1-element float64 tensor.
+    """Revenue as a 1-element float64 tensor: NaN (SQL's NULL) when no row qualifies.
 
     `container_branch[code]` is the branch (1..3) whose IN list holds that container, else 0;
     `quantity_lo/hi[branch]` are float64 bounds (empty range for branch 0).
@@ -89,7 +89,8 @@ def _query_core(
         & (l_quantity <= quantity_hi[line_branch])
     )
     revenue = torch.where(keep, l_extendedprice * (1 - l_discount), 0.0).sum()
-    return revenue.reshape(1)
+    # SUM over no rows is NULL, not 0 (docs/data-format.md): common at SF0.01 with three random brands.
+    return torch.where(keep.any(), revenue, torch.nan).reshape(1)
 
 
 def run_query(

@@ -7,6 +7,7 @@ import random
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pytest
 
 from evaluator.compare import compare, to_numpy
@@ -49,6 +50,26 @@ def test_a_compiled_torchplan_matches_duckdb_with_defaults_and_random_params(
     for params in [dict(query.defaults)] + [query.random_params(rng) for _ in range(5)]:
         problem = _check(query, sf001, params)
         assert problem is None, f"{params}: {problem}"
+
+
+# Parameter sets whose aggregate is over no rows at SF0.01 (as in test_torchplans.py): SQL's NULL.
+EMPTY = {
+    6: {"date": "2030-01-01"},
+    14: {"date": "2030-01-01"},
+    17: {"brand": "Brand#23", "container": "MED BOX"},
+    19: {"brand1": "Brand#35", "brand2": "Brand#54", "quantity1": 2, "quantity3": 23},
+}
+
+
+@pytest.mark.parametrize("number", sorted(EMPTY))
+def test_a_compiled_aggregate_over_no_rows_is_nan_as_sqls_null_is(number: int, sf001: Path) -> None:
+    params = {**QUERIES[number].defaults, **EMPTY[number]}
+    assert np.isnan(reference_answer(sf001, QUERIES[number], params)[_only_column(number)]).all()
+    assert _check(QUERIES[number], sf001, params) is None
+
+
+def _only_column(number: int) -> str:
+    return {6: "revenue", 14: "promo_revenue", 17: "avg_yearly", 19: "revenue"}[number]
 
 
 @pytest.mark.parametrize("number", COMPILED)

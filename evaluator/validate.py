@@ -28,9 +28,11 @@ class Validation:
 
 
 def parameter_sets(query: Query, random_sets: int, seed: int) -> list[dict[str, Any]]:
-    """The spec's defaults, then `random_sets` seeded random parameter sets."""
+    """The spec's defaults, then each ranged parameter at its minimum and its maximum (the others at
+    their defaults; `Query.boundary_sets`), then `random_sets` seeded random parameter sets."""
     rng = random.Random(f"{seed}:{query.number}")
-    return [dict(query.defaults)] + [query.random_params(rng) for _ in range(random_sets)]
+    random_draws = [query.random_params(rng) for _ in range(random_sets)]
+    return [dict(query.defaults), *query.boundary_sets(), *random_draws]
 
 
 def decode_result(

@@ -4,11 +4,14 @@ from __future__ import annotations
 
 import random
 
+from evaluator.queries.ranges import Integers
 from evaluator.queries.spec import Query
+
+DELTA = Integers(60, 120)
 
 
 def random_params(rng: random.Random) -> dict:
-    return {"delta": rng.randint(60, 120)}
+    return {"delta": DELTA.draw(rng)}
 
 
 QUERY = Query(
@@ -34,4 +37,5 @@ ORDER BY l_returnflag, l_linestatus""",
     random_params=random_params,
     order_by=("l_returnflag", "l_linestatus"),
     strings={"l_returnflag": ("lineitem", "l_returnflag"), "l_linestatus": ("lineitem", "l_linestatus")},
+    ranges={"delta": DELTA},
 )

@@ -4,13 +4,16 @@ from __future__ import annotations
 
 import random
 
+from evaluator.queries.ranges import Integers
 from evaluator.queries.spec import Query
 from evaluator.queries.words import REGIONS, TYPE_SYLLABLES
+
+SIZE = Integers(1, 50)
 
 
 def random_params(rng: random.Random) -> dict:
     return {
-        "size": rng.randint(1, 50),
+        "size": SIZE.draw(rng),
         "type": rng.choice(TYPE_SYLLABLES[2]),
         "region": rng.choice(REGIONS),
     }
@@ -50,4 +53,5 @@ LIMIT 100""",
         "s_phone": ("supplier", "s_phone"),
         "s_comment": ("supplier", "s_comment"),
     },
+    ranges={"size": SIZE},
 )

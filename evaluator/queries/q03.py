@@ -4,12 +4,15 @@ from __future__ import annotations
 
 import random
 
+from evaluator.queries.ranges import Dates
 from evaluator.queries.spec import Query
 from evaluator.queries.words import SEGMENTS
 
+DATE = Dates("1995-03-01", "1995-03-31")
+
 
 def random_params(rng: random.Random) -> dict:
-    return {"segment": rng.choice(SEGMENTS), "date": f"1995-03-{rng.randint(1, 31):02d}"}
+    return {"segment": rng.choice(SEGMENTS), "date": DATE.draw(rng)}
 
 
 QUERY = Query(
@@ -33,4 +36,5 @@ LIMIT 10""",
     defaults={"segment": "BUILDING", "date": "1995-03-15"},
     random_params=random_params,
     order_by=("revenue", "o_orderdate"),
+    ranges={"date": DATE},
 )

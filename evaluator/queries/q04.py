@@ -4,13 +4,15 @@ from __future__ import annotations
 
 import random
 
+from evaluator.queries.ranges import Dates
 from evaluator.queries.spec import Query
+
+# The first day of a month from January 1993 to October 1997.
+DATE = Dates("1993-01-01", "1997-10-01", "month")
 
 
 def random_params(rng: random.Random) -> dict:
-    # The first day of a month from January 1993 to October 1997.
-    month = rng.randint(0, 57)
-    return {"date": f"{1993 + month // 12}-{month % 12 + 1:02d}-01"}
+    return {"date": DATE.draw(rng)}
 
 
 QUERY = Query(
@@ -30,4 +32,5 @@ ORDER BY o_orderpriority""",
     random_params=random_params,
     order_by=("o_orderpriority",),
     strings={"o_orderpriority": ("orders", "o_orderpriority")},
+    ranges={"date": DATE},
 )

@@ -4,12 +4,15 @@ from __future__ import annotations
 
 import random
 
+from evaluator.queries.ranges import Dates
 from evaluator.queries.spec import Query
 from evaluator.queries.words import REGIONS
 
+DATE = Dates("1993-01-01", "1997-01-01", "year")
+
 
 def random_params(rng: random.Random) -> dict:
-    return {"region": rng.choice(REGIONS), "date": f"{rng.randint(1993, 1997)}-01-01"}
+    return {"region": rng.choice(REGIONS), "date": DATE.draw(rng)}
 
 
 QUERY = Query(
@@ -33,4 +36,5 @@ ORDER BY revenue DESC""",
     random_params=random_params,
     order_by=("revenue",),
     strings={"n_name": ("nation", "n_name")},
+    ranges={"date": DATE},
 )

@@ -4,15 +4,18 @@ from __future__ import annotations
 
 import random
 
+from evaluator.queries.ranges import Dates, Decimals, Integers
 from evaluator.queries.spec import Query
+
+RANGES = {
+    "date": Dates("1993-01-01", "1997-01-01", "year"),
+    "discount": Decimals("0.02", "0.09"),
+    "quantity": Integers(24, 25),
+}
 
 
 def random_params(rng: random.Random) -> dict:
-    return {
-        "date": f"{rng.randint(1993, 1997)}-01-01",
-        "discount": rng.randint(2, 9) / 100,
-        "quantity": rng.randint(24, 25),
-    }
+    return {name: values.draw(rng) for name, values in RANGES.items()}
 
 
 QUERY = Query(
@@ -27,4 +30,5 @@ WHERE l_shipdate >= DATE '{date}'
   AND l_quantity < {quantity}""",
     defaults={"date": "1994-01-01", "discount": 0.06, "quantity": 24},
     random_params=random_params,
+    ranges=RANGES,
 )

@@ -4,13 +4,15 @@ from __future__ import annotations
 
 import random
 
+from evaluator.queries.ranges import Dates
 from evaluator.queries.spec import Query
+
+# The first day of a month from February 1993 to January 1995.
+DATE = Dates("1993-02-01", "1995-01-01", "month")
 
 
 def random_params(rng: random.Random) -> dict:
-    # The first day of a month from February 1993 to January 1995.
-    month = 1 + rng.randrange(24)  # months after January 1993
-    return {"date": f"{1993 + month // 12}-{month % 12 + 1:02d}-01"}
+    return {"date": DATE.draw(rng)}
 
 
 QUERY = Query(
@@ -46,4 +48,5 @@ LIMIT 20""",
         "c_phone": ("customer", "c_phone"),
         "c_comment": ("customer", "c_comment"),
     },
+    ranges={"date": DATE},
 )

@@ -4,13 +4,16 @@ from __future__ import annotations
 
 import random
 
+from evaluator.queries.ranges import Dates
 from evaluator.queries.spec import Query
 from evaluator.queries.words import SHIP_MODES
+
+DATE = Dates("1993-01-01", "1997-01-01", "year")
 
 
 def random_params(rng: random.Random) -> dict:
     shipmode1, shipmode2 = rng.sample(SHIP_MODES, 2)
-    return {"shipmode1": shipmode1, "shipmode2": shipmode2, "date": f"{rng.randint(1993, 1997)}-01-01"}
+    return {"shipmode1": shipmode1, "shipmode2": shipmode2, "date": DATE.draw(rng)}
 
 
 QUERY = Query(
@@ -36,4 +39,5 @@ ORDER BY l_shipmode""",
     random_params=random_params,
     order_by=("l_shipmode",),
     strings={"l_shipmode": ("lineitem", "l_shipmode")},
+    ranges={"date": DATE},
 )

@@ -4,12 +4,15 @@ from __future__ import annotations
 
 import random
 
+from evaluator.queries.ranges import Dates
 from evaluator.queries.spec import Query
+
+# The first day of a month of a year in 1993..1997.
+DATE = Dates("1993-01-01", "1997-12-01", "month")
 
 
 def random_params(rng: random.Random) -> dict:
-    # DATE: the first day of a month of a year in 1993..1997.
-    return {"date": f"{rng.randint(1993, 1997)}-{rng.randint(1, 12):02d}-01"}
+    return {"date": DATE.draw(rng)}
 
 
 QUERY = Query(
@@ -29,4 +32,5 @@ WHERE l_partkey = p_partkey
   AND l_shipdate < DATE '{date}' + INTERVAL 1 MONTH""",
     defaults={"date": "1995-09-01"},
     random_params=random_params,
+    ranges={"date": DATE},
 )

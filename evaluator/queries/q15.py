@@ -4,13 +4,15 @@ from __future__ import annotations
 
 import random
 
+from evaluator.queries.ranges import Dates
 from evaluator.queries.spec import Query
+
+# The first day of a month between January 1993 and October 1997.
+DATE = Dates("1993-01-01", "1997-10-01", "month")
 
 
 def random_params(rng: random.Random) -> dict:
-    # DATE: the first day of a month between January 1993 and October 1997.
-    month = rng.randint(0, 4 * 12 + 9)
-    return {"date": f"{1993 + month // 12}-{month % 12 + 1:02d}-01"}
+    return {"date": DATE.draw(rng)}
 
 
 QUERY = Query(
@@ -39,4 +41,5 @@ ORDER BY s_suppkey""",
         "s_address": ("supplier", "s_address"),
         "s_phone": ("supplier", "s_phone"),
     },
+    ranges={"date": DATE},
 )

@@ -4,17 +4,19 @@ from __future__ import annotations
 
 import random
 
+from evaluator.queries.ranges import Integers
 from evaluator.queries.spec import Query
 from evaluator.queries.words import TYPE_SYLLABLES, brand
 
 SIZES = ("size1", "size2", "size3", "size4", "size5", "size6", "size7", "size8")
+SIZE = Integers(1, 50)
 
 
 def random_params(rng: random.Random) -> dict:
     return {
         "brand": brand(rng),
         "type": " ".join(rng.choice(syllables) for syllables in TYPE_SYLLABLES[:2]),
-        **dict(zip(SIZES, rng.sample(range(1, 51), len(SIZES)), strict=True)),
+        **dict(zip(SIZES, rng.sample(SIZE.values(), len(SIZES)), strict=True)),
     }
 
 
@@ -40,4 +42,7 @@ ORDER BY supplier_cnt DESC, p_brand, p_type, p_size""",
     random_params=random_params,
     order_by=("supplier_cnt", "p_brand", "p_type", "p_size"),
     strings={"p_brand": ("part", "p_brand"), "p_type": ("part", "p_type")},
+    # The eight sizes are one IN list drawn without repeats, so its ends are the list holding 1 and the
+    # list holding 50: one name carries the range (the defaults hold neither).
+    ranges={"size1": SIZE},
 )

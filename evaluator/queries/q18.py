@@ -4,11 +4,14 @@ from __future__ import annotations
 
 import random
 
+from evaluator.queries.ranges import Integers
 from evaluator.queries.spec import Query
+
+QUANTITY = Integers(312, 315)
 
 
 def random_params(rng: random.Random) -> dict:
-    return {"quantity": rng.randint(312, 315)}
+    return {"quantity": QUANTITY.draw(rng)}
 
 
 QUERY = Query(
@@ -37,4 +40,5 @@ LIMIT 100""",
     random_params=random_params,
     order_by=("o_totalprice", "o_orderdate"),
     strings={"c_name": ("customer", "c_name")},
+    ranges={"quantity": QUANTITY},
 )

@@ -4,15 +4,16 @@ from __future__ import annotations
 
 import random
 
+from evaluator.queries.ranges import Integers
 from evaluator.queries.spec import Query
 from evaluator.queries.words import brand
+
+QUANTITIES = {"quantity1": Integers(1, 10), "quantity2": Integers(10, 20), "quantity3": Integers(20, 30)}
 
 
 def random_params(rng: random.Random) -> dict:
     return {
-        "quantity1": rng.randint(1, 10),
-        "quantity2": rng.randint(10, 20),
-        "quantity3": rng.randint(20, 30),
+        **{name: values.draw(rng) for name, values in QUANTITIES.items()},
         "brand1": brand(rng),
         "brand2": brand(rng),
         "brand3": brand(rng),
@@ -58,4 +59,5 @@ WHERE (p_partkey = l_partkey
         "brand3": "Brand#34",
     },
     random_params=random_params,
+    ranges=QUANTITIES,
 )

@@ -4,14 +4,17 @@ from __future__ import annotations
 
 import random
 
+from evaluator.queries.ranges import Dates
 from evaluator.queries.spec import Query
 from evaluator.queries.words import COLORS, NATIONS
+
+DATE = Dates("1993-01-01", "1997-01-01", "year")
 
 
 def random_params(rng: random.Random) -> dict:
     return {
         "color": rng.choice(COLORS),
-        "date": f"{rng.randint(1993, 1997)}-01-01",
+        "date": DATE.draw(rng),
         "nation": rng.choice(NATIONS),
     }
 
@@ -43,4 +46,5 @@ ORDER BY s_name""",
     random_params=random_params,
     order_by=("s_name",),
     strings={"s_name": ("supplier", "s_name"), "s_address": ("supplier", "s_address")},
+    ranges={"date": DATE},
 )

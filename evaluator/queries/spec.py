@@ -10,6 +10,8 @@ from dataclasses import dataclass, field
 from types import ModuleType
 from typing import Any
 
+from evaluator.queries.ranges import Range
+
 
 @dataclass(frozen=True)
 class Query:
@@ -27,6 +29,9 @@ class Query:
     # String result columns: result name -> (table, column) it comes from. The kernel returns int64
     # positions: a code into the column's sorted dictionary, or a row index into the free-text column.
     strings: dict[str, tuple[str, str]] = field(default_factory=dict)
+    # The parameters with an ordered range (integers, decimals, dates), the same ranges random_params
+    # draws from: each gets a trial at its minimum and one at its maximum (`boundary_sets`).
+    ranges: dict[str, Range] = field(default_factory=dict)
 
     @property
     def slug(self) -> str:
@@ -34,6 +39,17 @@ class Query:
 
     def sql(self, **params: Any) -> str:
         return self.sql_template.format(**{**self.defaults, **params})
+
+    def boundary_sets(self) -> list[dict[str, Any]]:
+        """Per ranged parameter, the defaults with it at its minimum, then at its maximum; none equal to
+        the defaults, none twice."""
+        found: list[dict[str, Any]] = []
+        for name, values in self.ranges.items():
+            for end in values.ends:
+                params = {**self.defaults, name: end}
+                if params != self.defaults and params not in found:
+                    found.append(params)
+        return found
 
     def plan(self) -> ModuleType:
         """The TorchPlan module (imports torch)."""

@@ -1,16 +1,16 @@
-"""Every TorchPlan matches DuckDB at SF0.01 and SF0.1 with the spec's defaults and random parameters."""
+"""Every TorchPlan matches DuckDB at SF0.01 and SF0.1 (defaults, boundaries, random draws), NaN for NULL."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
-import numpy as np
 import pytest
 
 from evaluator.compare import compare
 from evaluator.queries import QUERIES
 from evaluator.tpch.load import load_tables
 from evaluator.tpch.reference import reference_answer
+from evaluator.trials import vacuous
 from evaluator.validate import parameter_sets, run_plan, validate_query
 
 
@@ -18,7 +18,8 @@ from evaluator.validate import parameter_sets, run_plan, validate_query
 def test_the_torchplan_matches_duckdb_at_sf001(number: int, sf001: Path) -> None:
     result = validate_query(QUERIES[number], sf001, random_sets=5, seed=11)
     assert result.passed, result.reason
-    assert result.trials == len(parameter_sets(QUERIES[number], 5, seed=11))
+    assert result.trials >= len(parameter_sets(QUERIES[number], 5, seed=11))
+    assert result.covered >= 3 or number == 18  # Q18's range selects nothing below SF0.3
 
 
 # Parameter sets whose aggregate is over no rows at SF0.01: SQL answers NULL, the plan must answer NaN.
@@ -35,7 +36,7 @@ def test_a_torchplan_answers_nan_where_sql_answers_null(number: int, sf001: Path
     query = QUERIES[number]
     params = {**query.defaults, **EMPTY[number]}
     expected = reference_answer(sf001, query, params)
-    assert all(np.isnan(column).all() for column in expected.values())
+    assert vacuous(expected)
     actual = run_plan(query, load_tables(sf001, query.columns()), sf001, params)
     assert compare(actual, expected, query.order_by) is None
 

@@ -198,7 +198,7 @@ def _print_query(q: Any, done: int, total: int) -> None:
     """One line per query as it ends, on stderr: a long evaluation shows its progress."""
     timing = f"{q.baseline_ms:.3f} ms -> {q.kernel_ms:.3f} ms" if q.kernel_ms else ""
     wall = q.stats.get("wall_s") or {}
-    seconds = f"({wall['runner'] + wall['judge']:.0f} s)" if wall else ""
+    seconds = f"({wall['query']:.0f} s)" if "query" in wall else ""
     line = f"[{done}/{total}] Q{q.query:02d} {q.status:<13} {timing} {seconds} {q.reason[:300]}"
     print(line, file=sys.stderr, flush=True)
 

@@ -45,7 +45,7 @@ def check_kernel(path: Path, *, language: str, scope: str, options: Options) -> 
         "scale_factor": report.scale_factor,
         "status": result.status,
         "reason": result.reason,
-        "admission": [asdict(v) for v in admission.check(source, path.name)],
+        "admission": [asdict(v) for v in admission.check(source, path.name, language=language)],
         "trials": result.trials,
         "baseline_ms": result.baseline_ms,
         "kernel_ms": result.kernel_ms,

@@ -1,24 +1,24 @@
 """Fresh inputs: the check that a kernel's timed speed is the speed of doing the work.
 
-Timed reps rotate a few parameter sets over a few table clones, and every parameter set of the
-correctness trials sits in the runner's memory from its start. A kernel that caches its results
-across calls (keyed by parameters, by pointers and parameters, or computed at import for the sets it
-finds on its runner's stack) is then timed doing look-ups. So after its timed reps each candidate is
-called on `FRESH_SETS` more parameter sets, drawn here from the rest of the spec's ranges, which reach
-the runner only through its standard input, read after the timed reps. Per set, first one untimed call
-on a copy of the tables whose non-key columns are rolled (`Tables.rolled`: the same shapes, other
-answers; a cache keyed by parameters alone now holds a wrong answer, and whatever the new values make
-Triton specialise gets compiled), then two timed calls on two of the rotation's table clones, the
-second result checked (a cache keyed on pointers misses both; one filled by the first is timed by the
-second, which still leaves half the samples doing the work).
+Timed calls rotate a few parameter sets over a few table clones, and every parameter set of the
+correctness trials reaches the kernel's runner before its timed calls. A kernel that caches its results
+across calls (keyed by parameters, by pointers and parameters, or computed for the sets it has seen) is
+then timed doing look-ups; one that builds, per table content, every answer it could be asked for is
+timed doing look-ups too. So after the timed calls each candidate is called on `FRESH_SETS` more
+parameter sets, drawn here from the rest of the spec's ranges, which the harness sends only now
+(evaluator/session.py). Per set: one untimed call on a copy of the tables whose non-key columns are
+rolled (`Tables.rolled`: the same shapes, other answers; a cache keyed by parameters alone now holds a
+wrong answer, and whatever the new values make Triton specialise gets compiled); one timed call on a
+copy rolled another way (content the kernel has never seen: work it does once per content is timed
+here); then two timed calls on two of the rotation's clones, the second result checked (a cache keyed
+on pointers misses both; one filled by the first is timed by the second).
 
 Rolled tables keep each column's values but not what valid data guarantees across columns (a line
 may ship before its order is placed): a kernel that fails there is not judged for it (the errors are
-noted in `stats.fresh`), unless the failure takes its process's GPU context down with it.
+noted in `stats.fresh`), unless the failure takes its runner down with it.
 
-A kernel whose fresh calls are much slower than its timed median, beyond what the baseline shows
-beside it, was timed on look-ups: rejected. A kernel that reads the runner's standard input itself
-leaves the runner nothing to read: rejected too.
+A kernel whose fresh calls (`cached`) or first calls on new content (`precomputed`) are much slower than
+its timed median, beyond what the baseline shows beside it, was timed on look-ups: rejected.
 """
 
 from __future__ import annotations
@@ -26,15 +26,9 @@ from __future__ import annotations
 import json
 import random
 import statistics
-from collections.abc import Callable
-from pathlib import Path
 from typing import Any
 
-import numpy as np
-
-from evaluator.judge import compare_result, read_result
 from evaluator.queries import Query
-from evaluator.report import Status
 
 FRESH_SETS = 3
 # Fresh median / timed median, the kernel's over the baseline's, above which the timed reps measured
@@ -64,42 +58,10 @@ def fresh_sets(
     return found
 
 
-def payload(sets: list[dict[str, Any]], seed: int, query: Query) -> bytes:
-    """What the runner reads on its standard input: the sets and how far to roll the tables."""
-    roll = random.Random(f"{seed}:{query.number}:roll").uniform(0.1, 0.9)
-    return json.dumps({"param_sets": sets, "roll": roll}).encode()
-
-
-def problem(
-    query: Query,
-    sf_folder: Path,
-    out: Path,
-    response: dict[str, Any],
-    sets: list[dict[str, Any]],
-    expected: Callable[[int], dict[str, np.ndarray]],
-) -> tuple[str, str] | None:
-    """(status, reason) when the kernel's fresh calls fail, are wrong or show it cached; else None."""
-    if not sets:
-        return None
-    facts = response.get("fresh") or {}
-    if facts.get("error"):
-        return Status.REJECTED, str(facts["error"])
-    kernel = facts.get("kernel") or {}
-    if kernel.get("error"):
-        return Status.RUNTIME_ERROR, f"on a parameter set drawn after its timed reps: {kernel['error']}"
-    if len(kernel.get("ms") or []) != 2 * len(sets):
-        return Status.RUNTIME_ERROR, "the runner stopped before the fresh parameter sets ran"
-    try:
-        results = _by_set(read_result(out / "fresh-kernel.npz"))
-    except Exception as exc:  # a truncated or forged archive: the kernel's fault
-        return Status.WRONG_ANSWER, f"the results of the fresh parameter sets cannot be read: {exc}"
-    for index, params in enumerate(sets):
-        if index not in results:
-            return Status.WRONG_ANSWER, f"no result was kept for the fresh parameter set {params}"
-        wrong = compare_result(query, sf_folder, results[index], expected(index))
-        if wrong:
-            return Status.WRONG_ANSWER, f"on a parameter set drawn after its timed reps, {params}: {wrong}"
-    return None
+def rolls(seed: int, query: Query, count: int) -> list[tuple[float, float]]:
+    """Per fresh set, how far to roll the tables for its two calls on new content (`Tables.rolled`)."""
+    rng = random.Random(f"{seed}:{query.number}:roll")
+    return [(rng.uniform(0.05, 0.45), rng.uniform(0.55, 0.95)) for _ in range(count)]
 
 
 def cached(timing: dict[str, Any], facts: dict[str, Any], device: str = "cuda") -> str | None:
@@ -118,23 +80,36 @@ def cached(timing: dict[str, Any], facts: dict[str, Any], device: str = "cuda") 
     return None
 
 
-def slowdown(timing: dict[str, Any], facts: dict[str, Any]) -> float | None:
-    """(kernel's fresh median / its timed median) / the same for the baseline, at least 1 for it."""
+def precomputed(timing: dict[str, Any], facts: dict[str, Any], device: str = "cuda") -> str | None:
+    """Why the timed median hides work done once per table content (its first calls on new content far
+    slower than it), or None."""
+    ratio = first_slowdown(timing, facts)
+    if ratio is None:
+        return None
+    first_ms = statistics.median(facts["kernel"]["first_ms"])
+    timed_ms = timing["kernel"]["median_ms"]
+    if ratio > SLOWER and first_ms - timed_ms > SLACK_MS["cuda" if device.startswith("cuda") else "cpu"]:
+        return (
+            f"timed at {timed_ms:.3f} ms on table content it had seen, but its first calls on new content "
+            f"took {first_ms:.3f} ms ({ratio:.1f}x slower than the baseline's same comparison): work done "
+            "once per table content and kept is hidden from the timed calls"
+        )
+    return None
+
+
+def slowdown(timing: dict[str, Any], facts: dict[str, Any], key: str = "ms") -> float | None:
+    """(kernel's fresh median / its timed median) / the same for the baseline, at least 1 for it; `key`
+    "first_ms" compares the first calls on new table content instead."""
     try:
-        kernel = statistics.median(facts["kernel"]["ms"]) / timing["kernel"]["median_ms"]
-        baseline = statistics.median(facts["baseline"]["ms"]) / timing["baseline"]["median_ms"]
+        kernel = statistics.median(facts["kernel"][key]) / timing["kernel"]["median_ms"]
+        baseline = statistics.median(facts["baseline"][key]) / timing["baseline"]["median_ms"]
     except (KeyError, TypeError, ValueError, ZeroDivisionError, statistics.StatisticsError):
         return None
     return kernel / max(1.0, baseline)
 
 
-def _by_set(arrays: dict[str, np.ndarray]) -> dict[int, dict[str, np.ndarray]]:
-    """`f<index>_<column>` keys, as the runner writes them, back to one result per set."""
-    results: dict[int, dict[str, np.ndarray]] = {}
-    for key, array in arrays.items():
-        index, _, column = key.partition("_")
-        results.setdefault(int(index[1:]), {})[column] = array
-    return results
+def first_slowdown(timing: dict[str, Any], facts: dict[str, Any]) -> float | None:
+    return slowdown(timing, facts, "first_ms")
 
 
 def _key(params: dict[str, Any]) -> str:

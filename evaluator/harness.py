@@ -9,15 +9,14 @@ timings against the bandwidth floor. A runner that crashes or hangs costs only i
 from __future__ import annotations
 
 import contextlib
-import json
 import random
 import secrets
 import shutil
-import sys
 import tempfile
 import time
 from collections.abc import Callable, Iterator
-from dataclasses import asdict, dataclass, field, replace
+from dataclasses import dataclass, field, replace
+from math import inf
 from pathlib import Path
 from typing import Any
 
@@ -25,13 +24,16 @@ from evaluator import HARNESS_VERSION, admission, cores, fresh
 from evaluator import hardware as hw
 from evaluator.attribution import attribute, fallback_reason, own_kernels
 from evaluator.errors import EvaluatorError
-from evaluator.judge import Answers, compare_file, timed_problem
+from evaluator.judge import Answers
 from evaluator.kernelset import KernelSet
-from evaluator.launch import Launch, Launcher, death, error_status
+from evaluator.launch import Launcher
 from evaluator.queries import QUERIES, Query
+from evaluator.remote import CallFailed, RunnerFailed
 from evaluator.report import QueryResult, Report, Status
+from evaluator.session import Sides, run_session
 from evaluator.timing import TimingPolicy, host_usual
-from evaluator.tpch.load import column_bytes, read_meta
+from evaluator.tpch.generate import prepare
+from evaluator.tpch.load import column_bytes, scale_factor
 from evaluator.validate import parameter_sets
 from evaluator.warm import compile_env, recorded_choice, warm
 
@@ -39,23 +41,22 @@ from evaluator.warm import compile_env, recorded_choice, warm
 @dataclass(frozen=True)
 class Draw:
     """One query's secret draws for one evaluation: its parameter sets, which timed reps are checked,
-    and the fresh sets its runner reads after timing (evaluator/fresh.py)."""
+    and the fresh sets sent after timing with the rolls of their new table content (evaluator/fresh.py)."""
 
     params: list[dict[str, Any]]
     verify: dict[str, Any]
     fresh: list[dict[str, Any]]
-    stdin: bytes = b""
+    rolls: list[tuple[float, float]]
 
     @classmethod
     def of(cls, query: Query, options: Options, seed: int, with_fresh: bool) -> Draw:
         params = parameter_sets(query, options.trials - 1, seed)
-        verify = {"seed": random.Random(f"{seed}:{query.number}:verify").getrandbits(32),
-                  "share": _verify_share(options)}  # fmt: skip
+        verify = {
+            "seed": random.Random(f"{seed}:{query.number}:verify").getrandbits(32),
+            "share": _verify_share(options),
+        }
         sets = fresh.fresh_sets(query, params, seed) if with_fresh else []
-        return cls(params, verify, sets, fresh.payload(sets, seed, query) if sets else b"")
-
-    def baseline_alone(self) -> Draw:
-        return replace(self, fresh=[], stdin=b"")
+        return cls(params, verify, sets, fresh.rolls(seed, query, len(sets)))
 
 
 @dataclass(frozen=True)
@@ -153,8 +154,16 @@ def _warmed(options: Options, baseline_mode: str, seed: int) -> Iterator[tuple[O
         return
     with tempfile.TemporaryDirectory(prefix="dkb-warm-") as cache:
         started = time.perf_counter()
-        warm(Path(cache), options.sf_folder, options.device, list(options.queries), options.trials, seed,
-             jobs=options.warm_jobs, echo=None)  # fmt: skip
+        warm(
+            Path(cache),
+            options.sf_folder,
+            options.device,
+            list(options.queries),
+            options.trials,
+            seed,
+            jobs=options.warm_jobs,
+            echo=None,
+        )
         yield options | {"compile_cache": Path(cache)}, round(time.perf_counter() - started, 3)
 
 
@@ -179,6 +188,7 @@ def _evaluate(
     usual = None  # the fastest usual host probe on the runners' cores so far (evaluator/timing.py)
     with cores.pinned(split[0] if split else None):
         for number in options.queries:
+            launch.check()
             query = QUERIES[number]
             kernel_path = (
                 Path(kernel_dir).resolve() / f"{query.slug}.py" if number in kernel_set.kernels else None
@@ -186,9 +196,18 @@ def _evaluate(
             if options.device.startswith("cuda"):
                 usual = min(host_usual(), usual or float("inf"))
             timing = replace(options.timing, host_usual_s=usual)
-            result, described = _evaluate_query(query, kernel_path, manifest.language, manifest.scope,
-                                                replace(options, timing=timing), baseline_mode, seed,
-                                                launch, peak_gbs, split[1] if split else None)  # fmt: skip
+            result, described = _evaluate_query(
+                query,
+                kernel_path,
+                manifest.language,
+                manifest.scope,
+                replace(options, timing=timing),
+                baseline_mode,
+                seed,
+                launch,
+                peak_gbs,
+                split[1] if split else None,
+            )
             results.append(result)
             hardware = hardware or described
             if progress is not None:
@@ -200,13 +219,17 @@ def _evaluate(
         hardware = hardware | {"cores": {"runner": sorted(split[0]), "answers": sorted(split[1])}}
     if gpu:
         end = hw.gpu_state(options.device)
-        hardware = hardware | {"gpu_start": gpu, "gpu_end": end, "roofline_peak_gbs": peak_gbs,
-                               "measured_copy_gbs": copy_gbs}  # fmt: skip
+        hardware = hardware | {
+            "gpu_start": gpu,
+            "gpu_end": end,
+            "roofline_peak_gbs": peak_gbs,
+            "measured_copy_gbs": copy_gbs,
+        }
     return Report(
         harness_version=HARNESS_VERSION,
         hardware=hardware,
-        scale_factor=_scale_factor(options.sf_folder),
-        check_scale_factors=[_scale_factor(f) for f in options.check_sf_folders],
+        scale_factor=scale_factor(options.sf_folder),
+        check_scale_factors=[scale_factor(f) for f in options.check_sf_folders],
         language=manifest.language,
         scope=manifest.scope,
         baseline=baseline_mode,
@@ -239,7 +262,8 @@ def _evaluate_query(
 ) -> tuple[QueryResult, dict[str, Any]]:
     started = time.perf_counter()
     result = QueryResult(query=query.number, status=Status.MISSING)
-    refusals = admission.check(kernel_path.read_text(), kernel_path.name) if kernel_path else []
+    source = kernel_path.read_text() if kernel_path else ""
+    refusals = admission.check(source, kernel_path.name, language=language) if kernel_path else []
     run_kernel = False
     if kernel_path is None:
         result.reason = "no kernel in the set: the baseline stands in"
@@ -250,71 +274,69 @@ def _evaluate_query(
     else:
         run_kernel = True
     draw = Draw.of(query, options, seed, with_fresh=run_kernel)
+    mode = baseline_mode
     recorded = None
     if baseline_mode == "best" and options.compile_cache:
-        # The warm step timed eager against compiled on these inputs: time its winner, skip the probe.
-        recorded = recorded_choice(options.compile_cache, query, options.sf_folder, options.device, seed,
-                                   options.trials)  # fmt: skip
-    baseline = {"mode": recorded["mode"], "probe": recorded} if recorded else {"mode": baseline_mode}
-    # The same parameter sets at every scale factor; DuckDB answers them while the runner works.
+        # The warm step timed eager against compiled on these inputs: time its winner, no probe here.
+        recorded = recorded_choice(
+            options.compile_cache, query, options.sf_folder, options.device, seed, options.trials
+        )
+        mode = recorded["mode"] if recorded else mode
+    # The same parameter sets at every scale factor; DuckDB answers them while the runners start.
+    folders = _folders(options, query if run_kernel else None)
     answers = (
-        Answers(query, _folders(options), draw.params, draw.fresh, cores=answer_cores) if run_kernel else None
+        Answers(query, folders, draw.params, draw.fresh, cores=answer_cores, seed=seed)
+        if run_kernel
+        else None
+    )
+    sides = Sides(
+        query=query,
+        folders=folders,
+        device=options.device,
+        params=draw.params,
+        timing=_session_timing(options),
+        baseline_mode=mode,
+        query_timeout_s=options.query_timeout_s,
+        compile_limit_s=options.compile_limit_s,
+        verify=draw.verify,
+        fresh=draw.fresh,
+        rolls=draw.rolls,
+        build_env=lambda folder, baseline: _build_env(folder, options, query, baseline),
     )
     setup_s = time.perf_counter() - started
     try:
-        with tempfile.TemporaryDirectory(prefix=f"dkb-{query.slug}-") as scratch:
-            out = Path(scratch)
-            response, problem = _run(query, kernel_path if run_kernel else None, scope, options,
-                                     baseline, draw if run_kernel else draw.baseline_alone(), out,
-                                     launch)  # fmt: skip
-            ran = time.perf_counter()
-            alone = False  # time the baseline again, without the kernel
-            if problem and run_kernel:
-                # The kernel took its runner down: judge it, then time the baseline alone.
-                result.status, result.reason = problem
-                alone = True
-            elif answers:
-                _judge(result, query, options, draw, response, out, answers)
-                spoiled = _shared_session_problem(query, options, draw, response, out, answers)
-                if spoiled:  # the kernel spoiled the baseline's half of the session
-                    if result.status == Status.PASSED:
-                        result.status, result.reason = Status.WRONG_ANSWER, spoiled
-                    alone = True
-            if alone:
-                response, problem = _run(query, None, scope, options, baseline, draw.baseline_alone(),
-                                         out, launch)  # fmt: skip
-                if not problem and response.get("timed_inputs_changed"):
-                    problem = (Status.WRONG_ANSWER, "the baseline modified its input tensors")
-            if problem:
-                raise EvaluatorError(f"Q{query.number}: the baseline's runner failed: {problem[1]}")
+        found = run_session(sides, (kernel_path, scope) if run_kernel else None, answers, launch)
+    except (RunnerFailed, CallFailed) as exc:  # only the baseline's runner's failures come out
+        raise EvaluatorError(f"Q{query.number}: the baseline's runner failed: {exc}") from exc
     finally:
         if answers:
             answers.close()
-    timing = response.get("timing") or {}
-    result.stats = dict(timing)
-    if options.timing.host_usual_s is not None:  # the harness's usual host probe, the runner's reference
+    if run_kernel:
+        result.status, result.reason, result.trials = found.status, found.reason, found.trials
+    result.stats = found.stats
+    if recorded:
+        result.stats["baseline_mode"] = recorded["mode"]
+        result.stats["baseline_probe"] = {k: v for k, v in recorded.items() if k.endswith("_ms")} | {
+            "by": "warm"
+        }
+    if options.timing.host_usual_s is not None:  # the harness's usual host probe, the sessions' reference
         result.stats["host_usual_us"] = round(options.timing.host_usual_s * 1e6, 2)
-    # Where the query's time went: setting up here (admission, the draws), the runner's process
-    # (copying its compile cache, starting, exiting) and its phases, then judging here, mostly waiting
-    # for DuckDB's answers.
-    result.stats["wall_s"] = {"setup": round(setup_s, 3), "runner": round(ran - started - setup_s, 3),
-                              "judge": round(time.perf_counter() - ran, 3),
-                              "runner_process": response.get("process_s"),
-                              "runner_phases": response.get("phases_s")}  # fmt: skip
-    if response.get("fresh"):
-        result.stats["fresh"] = response["fresh"] | {"slowdown": fresh.slowdown(timing, response["fresh"])}
-    result.baseline_ms = timing["baseline"]["median_ms"]
-    _attribute(result, response, kernel_path.read_text() if kernel_path else "")
-    if result.status == Status.PASSED and "kernel" in timing:
-        result.kernel_ms = timing["kernel"]["median_ms"]
+    result.stats["wall_s"] = {
+        "setup": round(setup_s, 3),
+        **found.stats.get("wall_s", {}),
+        "query": round(time.perf_counter() - started, 3),
+    }
+    result.baseline_ms = found.stats["baseline"]["median_ms"]
+    _attribute(result, found.profile, source)
+    if result.status == Status.PASSED and "kernel" in found.stats:
+        result.kernel_ms = found.stats["kernel"]["median_ms"]
         result.speedup = result.baseline_ms / result.kernel_ms
         _roofline(result, column_bytes(options.sf_folder, query.columns()), peak_gbs)
-    return result, response.get("hardware") or {}
+    return result, found.hardware
 
 
-def _attribute(result: QueryResult, response: dict[str, Any], source: str) -> None:
-    """Device time share and launches from the runner's profiled calls; the framework-fallback label."""
-    profile = response.get("profile") or {}
+def _attribute(result: QueryResult, profile: dict[str, Any], source: str) -> None:
+    """Device time share and launches from the runners' profiled calls; the framework-fallback label."""
     found = {}
     for name, own in (("baseline", frozenset()), ("kernel", own_kernels(source))):
         if name in profile:
@@ -331,72 +353,13 @@ def _attribute(result: QueryResult, response: dict[str, Any], source: str) -> No
             result.stats["framework_fallback"] = reason
 
 
-def _run(
-    query: Query,
-    kernel_path: Path | None,
-    scope: str,
-    options: Options,
-    baseline: dict[str, Any],
-    draw: Draw,
-    out: Path,
-    launch: Launcher,
-) -> tuple[dict[str, Any], tuple[str, str] | None]:
-    """Start one runner; returns (its response, None) or ({}, (status, reason)) when it failed.
-
-    `baseline`: {"mode": eager|compiled|best} and, where the warm step chose the mode, its "probe"."""
-    for stale in out.iterdir():
-        shutil.rmtree(stale) if stale.is_dir() and not stale.is_symlink() else stale.unlink()
-    request = {
-        "query": query.number, "sf_folder": str(options.sf_folder), "device": options.device,
-        "kernel_path": str(kernel_path) if kernel_path else None, "scope": scope,
-        "baseline": baseline["mode"], "baseline_probe": baseline.get("probe"),
-        "param_sets": draw.params, "out": str(out),
-        "timing": asdict(options.timing), "checks": [str(f) for f in options.check_sf_folders],
-        "verify": draw.verify, "fresh": len(draw.fresh), "compile_limit_s": options.compile_limit_s,
-    }  # fmt: skip
-    (out / "request.json").write_text(json.dumps(request))
-    folders = _folders(options)
-    readable = folders + ([kernel_path.parent] if kernel_path else [])
-    # Start-up, build and trials get query_timeout_s; the timed reps get four times their budget on top
-    # (warm-up and the last rep may outlast the budget itself).
-    limit = options.query_timeout_s + options.timing.max_time_s * 4
-    copying = time.time()
-    env = _build_env(out, options, query)
-    launched = time.time()
-    outcome = launch(Launch(
-        argv=[sys.executable, "-m", "evaluator.runner", str(out / "request.json")],
-        readable=readable, writable=[out], hidden=[f / "tpch.duckdb" for f in folders],
-        env=env, timeout_s=limit, stdin=draw.stdin,
-    ))  # fmt: skip
-    exited = time.time()
-    response_path = out / "response.json"
-    if outcome.returncode is None:
-        return {}, (Status.TIMEOUT, f"ran past the {limit:.0f} s limit and was stopped")
-    if outcome.out_of_memory:
-        return {}, (Status.OUT_OF_MEMORY, f"the runner was killed at its memory limit: {outcome.log[-500:]}")
-    if outcome.returncode != 0 or not response_path.exists():
-        status, how = death(outcome.returncode, outcome.log)
-        return {}, (status, f"the runner {how}: {outcome.log[-500:]}")
-    try:
-        response = json.loads(response_path.read_text())
-    except ValueError:
-        return {}, (Status.RUNTIME_ERROR, "the runner's response is not JSON")
-    # The runner's own clock readings (wall clock: one host, two processes); diagnostics only.
-    clock = response.get("clock") or {}
-    if isinstance(clock.get("started"), float) and isinstance(clock.get("ended"), float):
-        response["process_s"] = {"cache_copy": round(launched - copying, 3),
-                                 "start": round(clock["started"] - launched, 3),
-                                 "exit": round(exited - clock["ended"], 3)}  # fmt: skip
-    return response, None
-
-
-def _build_env(out: Path, options: Options, query: Query) -> dict[str, str]:
+def _build_env(out: Path, options: Options, query: Query, baseline: bool) -> dict[str, str]:
     """Fresh build caches for one runner, under its scratch folder (nothing built by one submission is
-    seen by another), seeded with a copy of the trusted compile cache's folder for this query
-    (evaluator/warm.py) when there is one."""
+    seen by another); the baseline's seeded with a copy of the trusted compile cache's folder for this
+    query (evaluator/warm.py) when there is one."""
     build = out / "build"
     env = compile_env(build, query) | {"TORCH_EXTENSIONS_DIR": str(build / "torch_extensions")}
-    if options.compile_cache:
+    if options.compile_cache and baseline:
         cache = Path(options.compile_cache) / query.slug
         for name in ("inductor", "triton"):
             if (cache / name).is_dir():
@@ -407,111 +370,27 @@ def _build_env(out: Path, options: Options, query: Query) -> dict[str, str]:
     return env | ({"TRITON_INTERPRET": "1"} if options.device == "cpu" else {})
 
 
-def _judge(
-    result: QueryResult,
-    query: Query,
-    options: Options,
-    draw: Draw,
-    response: dict[str, Any],
-    out: Path,
-    answers: Answers,
-) -> None:
-    """Compare what the runner wrote with DuckDB's answers; set the status and reason."""
-    if response.get("build_error"):
-        result.status, result.reason = Status.BUILD_ERROR, response["build_error"]
-        return
-    folders, params = _folders(options), draw.params
-    # Trials in the order the runner runs them: each scale factor in turn, every parameter set.
-    expected = [(phase, index) for phase in range(len(folders)) for index in range(len(params))]
-    trials = response.get("trials", [])
-    for count, (trial, (phase, index)) in enumerate(zip(trials, expected, strict=False), start=1):
-        result.trials = count
-        where = f"trial {index + 1} at SF{_scale_factor(folders[phase]):g} {params[index]}"
-        if not trial.get("ok"):
-            result.status = error_status(str(trial.get("error")))
-            result.reason = f"{where}: {trial.get('error')}"
-            return
-        if trial.get("inputs_changed"):
-            result.status = Status.WRONG_ANSWER
-            result.reason = f"{where}: the kernel modified its input tensors"
-            return
-        path = out / f"trial-{phase}-{index + 1}.npz"
-        problem = compare_file(query, folders[phase], path, answers.get(phase, index))
-        if problem:
-            result.status, result.reason = Status.WRONG_ANSWER, f"{where}: {problem}"
-            return
-    if len(trials) < len(expected):
-        result.status, result.reason = Status.RUNTIME_ERROR, "the runner stopped before every trial ran"
-        return
-    if response.get("timing_error"):
-        error = str(response["timing_error"])
-        result.status = Status.TIMEOUT if error.startswith("CallLimitExceeded") else Status.RUNTIME_ERROR
-        result.reason = f"while being timed: {error}"
-        return
-    error = ((response.get("timed") or {}).get("kernel") or {}).get("error")
-    if error:
-        result.status, result.reason = Status.RUNTIME_ERROR, f"while being timed: {error}"
-        return
-    if response.get("timed_inputs_changed"):  # the cause, before the wrong results it leads to
-        result.status = Status.WRONG_ANSWER
-        result.reason = "the kernel modified its input tensors while being timed"
-        return
-    main = len(folders) - 1
-    problem = timed_problem(query, folders[main], out, "kernel", response, draw.verify, params,
-                            lambda index: answers.get(main, index))  # fmt: skip
-    if problem:
-        result.status = Status.WRONG_ANSWER
-        result.reason = f"the result returned while being timed is wrong: {problem}"
-        return
-    failed = fresh.problem(query, folders[main], out, response, draw.fresh, answers.fresh)
-    if failed:
-        result.status, result.reason = failed
-        return
-    if draw.fresh:
-        looked_up = fresh.cached(response["timing"], response["fresh"], options.device)
-        if looked_up:
-            result.status, result.reason = Status.REJECTED, looked_up
-            return
-    result.status = Status.PASSED
-
-
-def _shared_session_problem(
-    query: Query,
-    options: Options,
-    draw: Draw,
-    response: dict[str, Any],
-    out: Path,
-    answers: Answers,
-) -> str | None:
-    """Why the baseline's timing beside this kernel cannot stand (then it is timed again, alone).
-
-    The baseline's timed reps get the same checks as the kernel's: a kernel that changes what the
-    baseline reads (its inputs, shared state) would otherwise make itself look fast.
-    """
-    if "kernel" not in (response.get("timing") or {}):
-        return None
-    if response.get("timed_inputs_changed"):
-        return "the kernel modified its input tensors while being timed"
-    main = len(_folders(options)) - 1
-    problem = timed_problem(query, _folders(options)[main], out, "baseline", response, draw.verify,
-                            draw.params, lambda index: answers.get(main, index))  # fmt: skip
-    return f"the baseline's result went wrong while timed beside this kernel: {problem}" if problem else None
+def _session_timing(options: Options) -> TimingPolicy:
+    """No per-call limit off the GPU: Triton's interpreter is orders of magnitude slower than torch."""
+    return options.timing if options.device.startswith("cuda") else replace(options.timing, call_limit=inf)
 
 
 def _verify_share(options: Options) -> float:
     """Share of the timed reps whose results are checked: all at a small main SF, a tenth above."""
     if options.verify_share is not None:
         return options.verify_share
-    return 1.0 if _scale_factor(options.sf_folder) < 1 else 0.1
+    return 1.0 if scale_factor(options.sf_folder) < 1 else 0.1
 
 
-def _folders(options: Options) -> list[Path]:
-    """Every scale factor's folder, in the order the runner visits them: the main one last."""
-    return [Path(f) for f in options.check_sf_folders] + [Path(options.sf_folder)]
-
-
-def _scale_factor(sf_folder: Path) -> float:
-    return float(read_meta(sf_folder)["scale_factor"])
+def _folders(options: Options, query: Query | None = None) -> list[Path]:
+    """Every scale factor's folder, in the order the runner visits them: the main one last. For a query
+    whose trials have nothing to check at these scale factors (`Query.coverage_scale_factor`), its own
+    scale factor first, generated here if missing."""
+    folders = [Path(f) for f in options.check_sf_folders] + [Path(options.sf_folder)]
+    wanted = query.coverage_scale_factor if query else None
+    if wanted and all(scale_factor(f) < wanted for f in folders):
+        folders.insert(0, prepare(Path(options.sf_folder).parent, wanted, progress=False))
+    return folders
 
 
 def _roofline(result: QueryResult, nbytes: int, peak_gbs: float | None) -> None:

@@ -1,17 +1,25 @@
-"""Starting an untrusted runner: what to start (`Launch`), how it ended (`Outcome`), and what its death
-means (`error_status`, `death`). `Launcher` is the plain child process; sandbox/ has the isolated ones.
+"""Starting a runner: what to start (`Launch`), the running process and its channel (`Started`), how it
+ended (`Outcome`), and what its death means (`error_status`, `death`). `Launcher` starts a plain child
+process (the trusted baseline's runner, or anything where isolation was declined); sandbox/ has the
+isolated ones.
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import subprocess
 import tempfile
+import threading
+import time
+from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
+from evaluator.channel import ChannelError, Reader, send
 from evaluator.report import Status
 
 RUNNER_LOG_CHARS = 2000
@@ -27,9 +35,11 @@ class Launch:
     hidden: list[Path]  # readable folders' files it must not see (the DuckDB file with the answers)
     env: dict[str, str]
     timeout_s: float
-    # Written to the runner's standard input, which it reads only after its timed reps: the fresh
-    # parameter sets (evaluator/fresh.py) are in no file and in no memory a kernel could read at import.
+    # Written to the process's standard input, which is then closed (a plain run, `Launcher.__call__`).
     stdin: bytes = b""
+    # A runner the harness commands: its standard input and output are the channel (evaluator/channel.py)
+    # and its log is its standard error.
+    channel: bool = False
 
 
 @dataclass(frozen=True)
@@ -39,15 +49,100 @@ class Outcome:
     out_of_memory: bool = False  # the launcher saw it killed at its memory limit (cgroup, Docker's OOMKilled)
 
 
+class Started:
+    """A started process: its channel (for a runner), its log (the last `RUNNER_LOG_CHARS`, however much
+    it writes), and `stop()`, which kills what is left of it and says how it ended. `expires` is the
+    `time.monotonic()` past which it must be stopped: the harness reads no answer after it."""
+
+    def __init__(
+        self,
+        proc: subprocess.Popen[bytes],
+        timeout_s: float,
+        channel: bool,
+        finish: Callable[[Outcome], Outcome] | None = None,
+    ) -> None:
+        self.proc = proc
+        self.expires = time.monotonic() + timeout_s
+        self._finish = finish
+        self._log: deque[str] = deque()
+        self._log_chars = 0
+        self._outcome: Outcome | None = None
+        source = proc.stderr if channel else proc.stdout
+        self._drain = threading.Thread(target=self._read_log, args=(source,), daemon=True)
+        self._drain.start()
+        self.reader = Reader(proc.stdout.fileno()) if channel and proc.stdout else None
+        self.killed_at_limit = False
+
+    def send(self, header: dict[str, Any], payload: bytes = b"") -> None:
+        """A command to the runner; ChannelError when it is gone."""
+        try:
+            send(self.proc.stdin.fileno(), header, payload)  # type: ignore[union-attr]
+        except (OSError, ValueError) as exc:
+            raise ChannelError(f"the runner is gone: {exc}") from None
+
+    def read(self, deadline: float, spin_s: float = 0.0) -> tuple[dict[str, Any], bytes]:
+        assert self.reader is not None
+        return self.reader.read(min(deadline, self.expires), spin_s)
+
+    def wait(self) -> Outcome:
+        """Wait for it to exit by itself, until it expires; then `stop()`."""
+        try:
+            self.proc.wait(timeout=max(0.0, self.expires - time.monotonic()))
+        except subprocess.TimeoutExpired:
+            self.killed_at_limit = True
+        return self.stop()
+
+    def stop(self) -> Outcome:
+        if self._outcome is not None:
+            return self._outcome
+        if self.proc.poll() is None:
+            try:
+                os.killpg(self.proc.pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+        for pipe in (self.proc.stdin, self.proc.stdout):
+            if pipe is not None:
+                with contextlib.suppress(OSError):
+                    pipe.close()
+        self.proc.wait()
+        self._drain.join(timeout=5)
+        code = None if self.killed_at_limit else self.proc.returncode
+        outcome = Outcome(code, "".join(self._log)[-RUNNER_LOG_CHARS:])
+        self._outcome = self._finish(outcome) if self._finish else outcome
+        return self._outcome
+
+    def _read_log(self, pipe: Any) -> None:
+        """Keep the end of what it writes and drop the rest: a runner may write gigabytes."""
+        while chunk := os.read(pipe.fileno(), 1 << 16):
+            self._log.append(chunk.decode(errors="replace"))
+            self._log_chars += len(self._log[-1])
+            while self._log_chars - len(self._log[0]) >= RUNNER_LOG_CHARS:
+                self._log_chars -= len(self._log.popleft())
+        pipe.close()
+
+
 class Launcher:
     """Starts runners. `backend` names the isolation in every report; this one has none."""
 
     backend = "none"
 
-    def __call__(self, launch: Launch) -> Outcome:
-        return run_process(
-            launch.argv, env=self.environment(launch), timeout_s=launch.timeout_s, stdin=launch.stdin
+    def check(self) -> None:
+        """Raise when the evaluation may start no more work (a sandbox's wall-time limit has passed)."""
+
+    def start(self, launch: Launch) -> Started:
+        return start_process(
+            launch.argv, env=self.environment(launch), timeout_s=launch.timeout_s, channel=launch.channel
         )
+
+    def __call__(self, launch: Launch) -> Outcome:
+        """Run to the end: standard input written and closed, the exit awaited until the limit."""
+        started = self.start(launch)
+        if launch.stdin:
+            with contextlib.suppress(OSError):
+                started.proc.stdin.write(launch.stdin)  # type: ignore[union-attr]
+        with contextlib.suppress(OSError):
+            started.proc.stdin.close()  # type: ignore[union-attr]
+        return started.wait()
 
     def environment(self, launch: Launch) -> dict[str, str]:
         package_root = str(Path(__file__).resolve().parent.parent)
@@ -57,14 +152,26 @@ class Launcher:
 
 
 # Signals a runner dies of that are the kernel's crash (a bad pointer, an abort, a bad instruction).
-CRASH_SIGNALS = frozenset({signal.SIGSEGV, signal.SIGBUS, signal.SIGABRT, signal.SIGILL, signal.SIGFPE,
-                           signal.SIGSYS})  # fmt: skip
+CRASH_SIGNALS = frozenset(
+    {signal.SIGSEGV, signal.SIGBUS, signal.SIGABRT, signal.SIGILL, signal.SIGFPE, signal.SIGSYS}
+)
 # Error texts that mean an allocation failed (Python, torch on the CPU or the GPU, the OS) ...
-OOM_MARKS = ("MemoryError", "OutOfMemoryError", "out of memory", "can't allocate memory",
-             "Cannot allocate memory")  # fmt: skip
+OOM_MARKS = (
+    "MemoryError",
+    "OutOfMemoryError",
+    "out of memory",
+    "can't allocate memory",
+    "Cannot allocate memory",
+)
 # ... or that the GPU faulted: the CUDA context is lost, as a segfault loses a process.
-CUDA_FAULT_MARKS = ("illegal memory access", "misaligned address", "illegal instruction",
-                    "unspecified launch failure", "device-side assert", "CUDA_ERROR_ILLEGAL")  # fmt: skip
+CUDA_FAULT_MARKS = (
+    "illegal memory access",
+    "misaligned address",
+    "illegal instruction",
+    "unspecified launch failure",
+    "device-side assert",
+    "CUDA_ERROR_ILLEGAL",
+)
 
 
 def error_status(error: str) -> str:
@@ -96,35 +203,25 @@ def death(returncode: int, log: str) -> tuple[str, str]:
     return error_status(log), f"exited with status {returncode}"
 
 
-def run_process(
+def start_process(
     argv: list[str],
     *,
     env: dict[str, str],
     timeout_s: float,
+    channel: bool = False,
     preexec: Callable[[], None] | None = None,
-    stdin: bytes = b"",
-) -> Outcome:
-    """A child in its own process group, so a time limit kills everything it started. `stdin` is written
-    to its standard input, which is then closed (none: it reads end-of-file)."""
+    finish: Callable[[Outcome], Outcome] | None = None,
+) -> Started:
+    """A child in its own process group, so that stopping it kills everything it started."""
     proc = subprocess.Popen(
         argv,
         preexec_fn=preexec,
         env=env,
         stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        stdin=subprocess.PIPE if stdin else subprocess.DEVNULL,
+        stderr=subprocess.PIPE if channel else subprocess.STDOUT,
+        stdin=subprocess.PIPE,
         cwd=tempfile.gettempdir(),
         start_new_session=True,
+        bufsize=0,
     )
-    try:
-        output, _ = proc.communicate(input=stdin or None, timeout=timeout_s)
-        return Outcome(proc.returncode, output.decode(errors="replace")[-RUNNER_LOG_CHARS:])
-    except subprocess.TimeoutExpired:
-        return Outcome(None, "")
-    finally:
-        if proc.poll() is None:
-            try:
-                os.killpg(proc.pid, signal.SIGKILL)
-            except ProcessLookupError:
-                pass
-            proc.communicate()
+    return Started(proc, timeout_s, channel, finish)

@@ -39,6 +39,7 @@ class TimingStats:
     stderr_pct: float
     set_aside: int = 0  # rounds timed while the host ran slow, not counted (evaluator/timing.py)
     host_probe_us: float | None = None  # the session's usual host probe: the host CPU's speed then
+    calls: int = 1  # calls per timed sample: the median is of each sample's time per call
 
 
 @dataclass

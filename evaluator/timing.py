@@ -1,4 +1,8 @@
-"""Timing: host clock around sync -> call -> sync, candidates interleaved (docs/evaluation.md)."""
+"""Timing: candidates interleaved A/B/A/B, samples until the median is stable (docs/evaluation.md).
+
+`time_rounds` is the loop and its statistics, whoever holds the clock: the harness around a command to
+a runner (evaluator/session.py), or this process around a call of trusted code (`time_rotated`).
+"""
 
 from __future__ import annotations
 
@@ -41,6 +45,11 @@ class TimingPolicy:
     # slow spell can outlast a query's timing (seen on the H200 host), and 22 queries must fit in 10
     # minutes. The statistics then count the steady rounds there are, or every round if under 5.
     host_wait_s: float = 6.0
+    # A timed sample's calls last about this long (0: one call a sample). Timed from outside the runner,
+    # each sample pays one command round trip (13-14 us on the H200 host, 40-60 us on a busy 2-core
+    # machine) and one copy of the results: several short calls a sample keep that under 1%.
+    batch_ms: float = 0.0
+    max_calls: int = 60
 
     @classmethod
     def for_device(cls, device_type: str, max_time_s: float | None = None) -> TimingPolicy:
@@ -48,20 +57,25 @@ class TimingPolicy:
         if device_type == "cuda":
             # Half a second of warm-up per candidate, not the minimum 0.1 s: the GPU idles between queries
             # (DuckDB, start-up), and its clocks come back up over the first calls.
-            policy = cls(warmup_s=0.5)
+            policy = cls(warmup_s=0.5, batch_ms=5.0)
             return policy if max_time_s is None else replace(policy, max_time_s=max_time_s,
                                                              min_time_s=min(1.0, max_time_s))  # fmt: skip
         budget = 2.0 if max_time_s is None else max_time_s
         return cls(min_time_s=min(0.2, budget), max_time_s=budget)
+
+    def calls_per_sample(self, call_ms: float, strata: int) -> int:
+        """Calls in one timed sample: one, or where a call is shorter than `batch_ms`, a multiple of
+        `strata` that lasts about `batch_ms` (at most `max_calls`)."""
+        if self.batch_ms <= 0 or call_ms <= 0 or 2 * call_ms > self.batch_ms:
+            return 1
+        wanted = min(self.max_calls, math.ceil(self.batch_ms / call_ms))
+        return max(strata, strata * round(wanted / strata))
 
     def for_probe(self) -> TimingPolicy:
         """The baseline "best" probe's: `probe_reps` timed reps of each, no time floor or budget."""
         return replace(self, min_reps=self.probe_reps, min_time_s=0.0, max_time_s=0.0)
 
 
-# Bound when the runner imports this module, before it imports a kernel: a kernel that rebinds
-# time.perf_counter or torch.cuda.synchronize past admission does not reach the timer (seen on the H200:
-# a patched synchronize hid 20 ms of queued work, docs/sandbox.md).
 _now = time.perf_counter
 _synchronize = torch.cuda.synchronize
 BASELINE = "baseline"  # the candidate whose median sets the per-call limit
@@ -94,64 +108,82 @@ def time_rotated(
     device: torch.device,
     policy: TimingPolicy = TimingPolicy(),
     strata: int = 1,
-    keep: Callable[[str, int, object], None] | None = None,
 ) -> dict[str, TimingStats]:
-    """Time each candidate A/B/A/B in one session; each call gets the rep's index to pick its inputs.
+    """Time trusted code in this process (the TorchPlans: bench, warm, the baseline's mode probe), each
+    call by itself: sync -> call -> sync on the host clock, L2 flushed before. Each call gets the rep's
+    index to pick its inputs. Kernels are never timed here: the harness times them from outside their
+    process (evaluator/session.py), through `time_rounds` as well."""
+    flush = (
+        torch.empty(L2_FLUSH_BYTES // 4, dtype=torch.int32, device=device) if device.type == "cuda" else None
+    )
 
-    Every candidate gets the same index in a round, so all see the same inputs. Rep `i` belongs to
+    def one_call(fn: Callable[[int], object]) -> Callable[[int, int], float]:
+        return lambda rep, calls: _timed(partial(fn, rep), device, flush)[0]
+
+    return time_rounds({name: one_call(fn) for name, fn in candidates.items()}, policy=policy, strata=strata)
+
+
+def time_rounds(
+    candidates: Mapping[str, Callable[[int, int], float]],
+    *,
+    policy: TimingPolicy = TimingPolicy(),
+    strata: int = 1,
+) -> dict[str, TimingStats]:
+    """Time each candidate A/B/A/B in one session. `candidates[name](rep, calls)` runs `calls` calls,
+    reps `rep` .. `rep + calls - 1`, and returns the milliseconds per call as the caller's clock saw them.
+
+    Every candidate gets the same reps in a round, so all see the same inputs. Rep `i` belongs to
     stratum `i % strata` (the parameter set it rotates through); the standard error pools the spread
-    within strata, since round-robin fixes each stratum's share. `keep(name, rep, result)` sees each
-    timed call's result after the clock stopped. Warm-up visits every stratum at least once.
+    within strata, since round-robin fixes each stratum's share. Warm-up runs single calls and visits
+    every stratum. A sample is one round's calls of a candidate: one call, or (`policy.batch_ms`) as
+    many as last about that long, a multiple of `strata` so that every sample holds the same mix.
 
     Before each round a host probe times a fixed piece of Python; the rounds whose probe ran well over
     the session's usual are set aside (`_steady_rounds`): the stopping rule and the statistics count
     the others, and each candidate's `set_aside` says how many there were.
     """
-    flush = (
-        torch.empty(L2_FLUSH_BYTES // 4, dtype=torch.int32, device=device) if device.type == "cuda" else None
-    )
-    for fn in candidates.values():
+    warm_ms: list[float] = []
+    for run in candidates.values():
         reps = 0
         warm_start = _now()
         while reps < max(policy.warmup_reps, strata) or _now() - warm_start < policy.warmup_s:
-            fn(reps)
+            warm_ms.append(run(reps, 1))
             reps += 1
-        _sync(device)
+    calls = policy.calls_per_sample(min(warm_ms) if warm_ms else 0.0, strata)
+    if calls > 1:
+        strata = 1  # every sample holds each parameter set equally often
     samples: dict[str, list[float]] = {name: [] for name in candidates}
     probes: list[float] = []  # per round: the host probe taken just before it
     over_limit: dict[str, int] = {name: 0 for name in candidates}
     started = _now()
-    rep = next_check = 0
+    rounds = next_check = 0
     while True:
         probes.append(_host_probe())
-        for name, fn in candidates.items():
-            ms, result = _timed(partial(fn, rep), device, flush)
-            samples[name].append(ms)
+        for name, run in candidates.items():
+            samples[name].append(run(rounds * calls, calls))
             _check_call_limit(name, samples, over_limit, policy.call_limit)
-            if keep is not None:
-                keep(name, rep, result)
-            del result
-        rep += 1
+        rounds += 1
         elapsed = _now() - started
-        if elapsed >= policy.max_time_s and rep >= 5:
+        if elapsed >= policy.max_time_s and rounds >= 5:
             break
-        if rep >= max(policy.min_reps, next_check) and elapsed >= policy.min_time_s:
+        if rounds >= max(policy.min_reps, next_check) and elapsed >= policy.min_time_s:
             # The check sorts and groups every round so far: at most every 5% more rounds, not each one.
-            next_check = rep + rep // 20
+            next_check = rounds + rounds // 20
             steady = _steady_rounds(probes, policy)
             if len(steady) >= policy.min_reps and _settled(samples, steady, strata, policy):
                 break
-            if elapsed >= policy.host_wait_s and _settled(samples, list(range(rep)), strata, policy):
+            if elapsed >= policy.host_wait_s and _settled(samples, list(range(rounds)), strata, policy):
                 break
     steady = _steady_rounds(probes, policy)
     if len(steady) < 5:  # too few to stand alone: every round counts, and `set_aside` says none was
-        steady = list(range(rep))
+        steady = list(range(rounds))
     usual_us = 1e6 * _usual(probes)  # this session's own: beside the harness's, it shows a slow session
     return {
         name: replace(
             _stats([s[i] for i in steady], strata, steady),
-            set_aside=rep - len(steady),
+            set_aside=rounds - len(steady),
             host_probe_us=usual_us,
+            calls=calls,
         )
         for name, s in samples.items()
     }

@@ -14,6 +14,7 @@ import signal
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
@@ -23,7 +24,7 @@ from evaluator.errors import EvaluatorError
 from evaluator.harness import Options
 from evaluator.harness import evaluate as evaluate_set
 from evaluator.kernelset import kernel_set_from_dir
-from evaluator.launch import Launch, Launcher, Outcome, run_process
+from evaluator.launch import Launch, Launcher, Outcome, Started, start_process
 from evaluator.queries import QUERIES
 from evaluator.timing import TimingPolicy
 from evaluator.tpch.generate import prepare
@@ -60,6 +61,7 @@ class Job:
     device: str = "cpu"
     timeout_s: int = 1800  # the whole evaluation
     query_timeout_s: float = 180  # one query's runner: start-up, build and trials (timing on top)
+    compile_limit_s: float = 120  # importing the kernel file and what it builds there
     max_time_per_query_s: float | None = None  # None: the protocol's default for the device
     trials: int = 5
     queries: tuple[int, ...] = ()  # empty: every benchmark query
@@ -88,6 +90,7 @@ def evaluate(job: Job, *, backend: str = "bubblewrap", limits: Limits | None = N
         device=job.device,
         trials=job.trials,
         query_timeout_s=job.query_timeout_s,
+        compile_limit_s=job.compile_limit_s,
         timing=TimingPolicy.for_device(job.device, job.max_time_per_query_s),
         queries=job.queries or tuple(sorted(QUERIES)),
         check_sf_folders=tuple(prepare(job.data_dir, sf, progress=False) for sf in job.check_scale_factors),
@@ -101,8 +104,11 @@ def evaluate(job: Job, *, backend: str = "bubblewrap", limits: Limits | None = N
     except EvaluatorError as exc:  # ours (a baseline runner failed, data missing): retryable
         raise SandboxError(str(exc)) from exc
     cgroup = "docker" if backend == "docker" else cgroup_support()
-    report["sandbox"] = {"backend": backend, "isolated": backend != "process",
-                         "limits": limits.describe() | {"cgroup": cgroup}}  # fmt: skip
+    report["sandbox"] = {
+        "backend": backend,
+        "isolated": backend != "process",
+        "limits": limits.describe() | {"cgroup": cgroup},
+    }
     return report
 
 
@@ -115,12 +121,17 @@ class ProcessLauncher(Launcher):
         self.deadline = deadline
         self.limits = limits or Limits.default()
 
-    def __call__(self, launch: Launch) -> Outcome:
+    def check(self) -> None:
+        remaining(self.deadline, 0)
+
+    def start(self, launch: Launch) -> Started:
         env = _base_env(launch) | {
             "PYTHONPATH": os.pathsep.join(map(str, [_package_root(), *_host_pythonpath()]))
         }
         timeout_s = remaining(self.deadline, launch.timeout_s)
-        return run_limited(launch.argv, env=env, timeout_s=timeout_s, limits=self.limits, stdin=launch.stdin)
+        return start_limited(
+            launch.argv, env=env, timeout_s=timeout_s, limits=self.limits, channel=launch.channel
+        )
 
 
 class BubblewrapLauncher(Launcher):
@@ -137,15 +148,19 @@ class BubblewrapLauncher(Launcher):
         self.deadline = deadline
         self.limits = limits or Limits.default()
 
-    def __call__(self, launch: Launch) -> Outcome:
+    def check(self) -> None:
+        remaining(self.deadline, 0)
+
+    def start(self, launch: Launch) -> Started:
         timeout_s = remaining(self.deadline, launch.timeout_s)
-        outcome = run_limited(self.command(launch), env={"PATH": "/usr/bin:/bin"}, timeout_s=timeout_s,
-                              limits=self.limits, stdin=launch.stdin)  # fmt: skip
-        code = outcome.returncode
-        if code is not None and code > 128 and code - 128 in _SIGNAL_NUMBERS:
-            # bwrap exits with 128 + N when the sandboxed process died of signal N: say so as Popen does.
-            return replace(outcome, returncode=128 - code)
-        return outcome
+        return start_limited(
+            self.command(launch),
+            env={"PATH": "/usr/bin:/bin"},
+            timeout_s=timeout_s,
+            limits=self.limits,
+            channel=launch.channel,
+            then=_signal_code,
+        )
 
     def command(self, launch: Launch) -> list[str]:
         command = [
@@ -245,29 +260,52 @@ def _bind_ro(path: Path) -> list[str]:
 
 
 def remaining(deadline: float, limit: float) -> float:
+    """Seconds a runner may have: `limit`, or what is left of the evaluation; SandboxTimeout past it."""
     left = deadline - time.monotonic()
     if left <= 0:
         raise SandboxTimeout("the evaluation ran past its wall-time limit and was stopped")
     return min(limit, left)
 
 
-def run_limited(
-    argv: list[str], *, env: dict[str, str], timeout_s: float, limits: Limits, stdin: bytes = b""
-) -> Outcome:
-    """run_process under the limits: rlimits always, a cgroup of its own where one can be made."""
+def start_limited(
+    argv: list[str],
+    *,
+    env: dict[str, str],
+    timeout_s: float,
+    limits: Limits,
+    channel: bool = False,
+    then: Callable[[Outcome], Outcome] | None = None,
+) -> Started:
+    """start_process under the limits: rlimits always, a cgroup of its own where one can be made; when it
+    is stopped, everything in its cgroup is killed and the cgroup removed."""
     cgroup = Cgroup.create(limits)
     preexec = limits.preexec(timeout_s, then=cgroup.join if cgroup else None)
-    try:
-        outcome = run_process(argv, env=env, timeout_s=timeout_s, preexec=preexec, stdin=stdin)
-    finally:
+
+    def finish(outcome: Outcome) -> Outcome:
         if cgroup is not None:
             cgroup.kill()  # whatever the runner left behind, in any session or process group
-    if cgroup is not None:
-        oom = cgroup.out_of_memory()
-        cgroup.remove()
-        # Only a failed runner was killed for memory: an OOM-killed helper process is the kernel's business.
-        if oom and outcome.returncode not in (0, None):
-            return replace(outcome, out_of_memory=True)
+            oom = cgroup.out_of_memory()
+            cgroup.remove()
+            # Only a failed runner was killed for memory: an OOM-killed helper is the kernel's business.
+            if oom and outcome.returncode not in (0, None):
+                outcome = replace(outcome, out_of_memory=True)
+        return then(outcome) if then else outcome
+
+    try:
+        return start_process(
+            argv, env=env, timeout_s=timeout_s, channel=channel, preexec=preexec, finish=finish
+        )
+    except BaseException:
+        if cgroup is not None:
+            cgroup.remove()
+        raise
+
+
+def _signal_code(outcome: Outcome) -> Outcome:
+    """bwrap exits with 128 + N when the sandboxed process died of signal N: say so as Popen does."""
+    code = outcome.returncode
+    if code is not None and code > 128 and code - 128 in _SIGNAL_NUMBERS:
+        return replace(outcome, returncode=128 - code)
     return outcome
 
 

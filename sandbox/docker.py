@@ -23,7 +23,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from evaluator.launch import Launch, Launcher, Outcome, run_process
+from evaluator.launch import Launch, Launcher, Outcome, Started, start_process
 from sandbox.core import RUNNER_ENV, SandboxError, SandboxUnavailable, remaining
 from sandbox.limits import Limits
 
@@ -62,29 +62,44 @@ class DockerLauncher(Launcher):
         self.deadline = deadline
         self.limits = limits or Limits.default()
 
-    def __call__(self, launch: Launch) -> Outcome:
+    def check(self) -> None:
+        remaining(self.deadline, 0)
+
+    def start(self, launch: Launch) -> Started:
         name = f"dkb-runner-{os.getpid()}-{secrets.token_hex(4)}"
         timeout_s = remaining(self.deadline, launch.timeout_s)
         for path in launch.writable:
             _writable_by_the_container(path)
-        try:
-            outcome = run_process(self.command(launch, name), env=self._client_env(), timeout_s=timeout_s,
-                                  stdin=launch.stdin)  # fmt: skip
-            if outcome.returncode is None:
-                self._docker("kill", name)  # the client is gone; its container is not
+
+        def finish(outcome: Outcome) -> Outcome:
+            try:
+                if outcome.returncode is None:
+                    self._docker("kill", name)  # the client is gone; its container is not
+                    return outcome
+                state = self._state(name)
+                code = outcome.returncode
+                if code in DOCKER_FAILURES and not _ran(state):
+                    raise SandboxError(
+                        f"docker could not run the image (status {code}): {outcome.log[-500:]}"
+                    )
+                if code != 0 and state.get("OOMKilled"):
+                    return replace(outcome, out_of_memory=True)
+                if code > 128:
+                    # --init's exit status for a runner killed by signal N is 128 + N: say so as Popen does.
+                    return replace(outcome, returncode=128 - code)
+                if code < 0:  # the client was stopped (the harness was done with it): its container too
+                    self._docker("kill", name)
                 return outcome
-            state = self._state(name)
-            code = outcome.returncode
-            if code in DOCKER_FAILURES and not _ran(state):
-                raise SandboxError(f"docker could not run the image (status {code}): {outcome.log[-500:]}")
-            if code != 0 and state.get("OOMKilled"):
-                return replace(outcome, out_of_memory=True)
-            if code > 128:
-                # --init's exit status for a runner killed by signal N is 128 + N: say so as Popen does.
-                return replace(outcome, returncode=128 - code)
-            return outcome
-        finally:
-            self._docker("rm", "--force", name)
+            finally:
+                self._docker("rm", "--force", name)
+
+        return start_process(
+            self.command(launch, name),
+            env=self._client_env(),
+            timeout_s=timeout_s,
+            channel=launch.channel,
+            finish=finish,
+        )
 
     def command(self, launch: Launch, name: str) -> list[str]:
         limits = self.limits
@@ -102,7 +117,7 @@ class DockerLauncher(Launcher):
             "--tmpfs", f"/tmp:rw,nosuid,nodev,exec,mode=1777,size={limits.scratch_bytes}",
             "--workdir", "/tmp",
         ]  # fmt: skip
-        if launch.stdin:
+        if launch.stdin or launch.channel:
             command.append("--interactive")  # the client passes its standard input on only when asked
         if self.device.startswith("cuda"):
             command += ["--gpus", f"device={self.gpu}"]
@@ -125,14 +140,22 @@ class DockerLauncher(Launcher):
             return {}
 
     def _docker(self, *args: str) -> subprocess.CompletedProcess[str]:
-        return subprocess.run([str(self.docker), *args], env=self._client_env(), capture_output=True,
-                              text=True, timeout=60)  # fmt: skip
+        return subprocess.run(
+            [str(self.docker), *args], env=self._client_env(), capture_output=True, text=True, timeout=60
+        )
 
     @staticmethod
     def _client_env() -> dict[str, str]:
         """The docker client's own environment: how to reach the engine, nothing else of the worker's."""
-        names = ("PATH", "HOME", "DOCKER_HOST", "DOCKER_CONFIG", "DOCKER_CONTEXT", "DOCKER_CERT_PATH",
-                 "DOCKER_TLS_VERIFY")  # fmt: skip
+        names = (
+            "PATH",
+            "HOME",
+            "DOCKER_HOST",
+            "DOCKER_CONFIG",
+            "DOCKER_CONTEXT",
+            "DOCKER_CERT_PATH",
+            "DOCKER_TLS_VERIFY",
+        )
         return {k: os.environ[k] for k in names if k in os.environ}
 
 

@@ -32,6 +32,10 @@ class Query:
     # The parameters with an ordered range (integers, decimals, dates), the same ranges random_params
     # draws from: each gets a trial at its minimum and one at its maximum (`boundary_sets`).
     ranges: dict[str, Range] = field(default_factory=dict)
+    # The smallest scale factor at which draws from the ranges have answers with rows, where the
+    # smaller ones have none: an evaluation whose scale factors are all below it checks the query there
+    # too (docs/evaluation.md, "Correctness").
+    coverage_scale_factor: float | None = None
 
     @property
     def slug(self) -> str:

@@ -90,6 +90,11 @@ def read_meta(sf_folder: Path) -> dict:
     return meta
 
 
+def scale_factor(sf_folder: Path) -> float:
+    """The scale factor of a prepared folder, from its metadata."""
+    return float(read_meta(sf_folder)["scale_factor"])
+
+
 def load_tables(
     sf_folder: Path, columns: Mapping[str, Iterable[str]], device: str | torch.device = "cpu"
 ) -> Tables:

@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
-# Issue 5 on the lent H200: the GPU-only attacks, each run as Q6 by a per-query runner inside bubblewrap
-# under the sandbox's limits, at SF0.1 with the eager baseline (no compile time). About 3 minutes.
+# The GPU-only attacks on the lent H200, each run as Q6 through the harness (the kernel's runner inside
+# bubblewrap under the sandbox's limits, the baseline's a trusted runner beside it), at SF0.1 with the
+# eager baseline (no compile time). About 4 minutes.
 # Needs .whl (../shared/gpu/wheels.sh) and .deb (../shared/gpu/bubblewrap.sh): carry [".whl", ".deb"].
 # Prints one line per attack (OK when the outcome is the expected one) and writes $OUT/sandbox.json.
+# ONLY=file1,file2 runs only those attacks' rows.
 set -euo pipefail
 python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --target /tmp/site .whl/*.whl
 export PYTHONPATH=/tmp/site:$PWD PYTHONUNBUFFERED=1
@@ -10,8 +12,8 @@ dpkg -x .deb/bubblewrap_*.deb /tmp/bw && export PATH=/tmp/bw/usr/bin:$PATH
 OUT=${OUT:-/tmp/out}; mkdir -p "$OUT"
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader | tee "$OUT/sandbox-gpu.txt"
 python3 -m evaluator prepare --sf 0.1 --data-dir /tmp/data 2>&1 | grep -v 'col/s' || true
-timeout 420 python3 - "$OUT/sandbox.json" <<'EOF' 2>&1 | tee -a "$OUT/sandbox-gpu.txt"
-import json, shutil, sys, tempfile, time
+timeout 540 python3 - "$OUT/sandbox.json" <<'EOF' 2>&1 | tee -a "$OUT/sandbox-gpu.txt"
+import json, os, shutil, sys, tempfile, time
 from pathlib import Path
 
 from evaluator import admission
@@ -29,26 +31,43 @@ ROWS = [
     ("example set under the limits (RLIMIT_DATA with CUDA)", None, True, (6,), "passed"),
     ("CUDA illegal address (Triton store), then Q1", "gpu_illegal_address", True, (6, 1), "crashed"),
     ("GPU memory exhaustion", "gpu_out_of_memory", True, (6,), "out_of_memory"),
-    # ~20 ms a call, seen by the timer: past 10x the baseline's median, so the per-call limit stops it
+    # ~20 ms a call: the runner's device-wide synchronize waits for it, past 10x the baseline's median
     ("side stream left running (admission off)", "gpu_side_stream", False, (6,), "timeout"),
+    # the 20 ms queued on the default stream: packing the results waits for them
     ("torch.cuda.synchronize patched (admission off)", "gpu_patch_synchronize", False, (6,), "timeout"),
-    # caught by the fresh parameter sets after the timed reps (evaluator/fresh.py)
-    ("results cached by pointer and parameters", "cache_by_pointer", True, (6,), "rejected"),
-    ("results cached by parameters", "cache_by_parameters", True, (6,), "wrong_answer"),
-    ("answers precomputed from the runner's request", "precompute_from_the_request", True, (6,), "rejected"),
-    ("the runner's standard input read at import", "read_the_fresh_sets", True, (6,), "rejected"),
+    # the result computed on a side stream behind 20 ms of work, synchronize patched: packed unfinished
+    ("deferred work on a side stream (admission off)", "gpu_deferred_work", False, (6,), "wrong_answer"),
+    # 20 ms a call left on a side stream into the baseline's batch: timed alone, the baseline was faster
+    ("the device kept busy through the baseline's batch (admission off)", "gpu_disturb_the_baseline", False,
+     (6,), "rejected"),
+    # caught by the fresh parameter sets and the first calls on new content (evaluator/fresh.py)
+    # admission refuses these in a Triton set (time, the TorchPlans): switched off to show the harness
+    ("results cached by pointer and parameters (admission off)", "cache_by_pointer", False, (6,), "rejected"),
+    ("results cached by parameters (admission off)", "cache_by_parameters", False, (6,), "wrong_answer"),
+    ("the runner's batch command answered from a cache (admission off)", "take_over_the_runner", False, (6,),
+     "wrong_answer"),
+    ("every answer precomputed per table content (admission off)", "cube_per_table_content", False, (6,),
+     "rejected"),
+    ("answers forged on the channel at import (admission off)", "forge_the_answers", False, (6,), "wrong_answer"),
+    # 50 ms a call, rebound clocks or not: the harness's clock sees it (past 10x the baseline: timeout)
+    ("clocks rebound (admission off)", "rebind_the_clock", False, (6,), "timeout"),
+    ("the baseline's plan slowed in the kernel's process (admission off)", "slow_the_baseline", False, (6,),
+     "passed"),
 ]
 limits = Limits.default()
 print(f"limits: {limits.describe()} cgroup: {cgroup_support()}", flush=True)
 results = []
+only = [name for name in os.environ.get("ONLY", "").split(",") if name]  # attack files, e.g. ONLY=cube_per_table_content
 for title, attack, admitted, queries, expected in ROWS:
+    if only and attack not in only:
+        continue
     started = time.monotonic()
     with tempfile.TemporaryDirectory() as scratch:
         kernel_dir = Path(scratch) / "set"
         shutil.copytree("examples/triton-q06-full", kernel_dir)
         if attack:
             shutil.copy(ATTACKS / f"{attack}.py", kernel_dir / "q06.py")
-        admission.check = checked if admitted else (lambda source, filename="": [])
+        admission.check = checked if admitted else (lambda source, filename="", **_: [])
         options = Options(sf_folder=SF, device="cuda", baseline="eager", trials=2, query_timeout_s=90,
                           queries=queries, timing=TimingPolicy.for_device("cuda", 0.5))
         launcher = BubblewrapLauncher(device="cuda", deadline=time.monotonic() + 300, limits=limits)

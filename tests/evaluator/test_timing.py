@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-import json
 import time
 from collections.abc import Callable
-from dataclasses import asdict, replace
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -13,9 +12,9 @@ import pytest
 import torch
 
 from evaluator import timing
-from evaluator.judge import timed_problem
 from evaluator.queries import QUERIES
-from evaluator.timing import CallLimitExceeded, TimingPolicy, _stderr, time_rotated, verified
+from evaluator.session import Timed
+from evaluator.timing import CallLimitExceeded, TimingPolicy, _stderr, time_rotated, time_rounds, verified
 
 
 def test_the_standard_error_pools_the_spread_within_parameter_sets() -> None:
@@ -50,18 +49,15 @@ def test_a_second_call_over_ten_times_the_baselines_median_stops_the_timing() ->
 
 def test_each_call_gets_its_rep_index_and_every_stratum_is_warmed_up() -> None:
     seen: dict[str, list[int]] = {"a": [], "b": []}
-    kept: list[tuple[str, int, object]] = []
     policy = TimingPolicy(warmup_reps=1, warmup_s=0.0, min_reps=6, min_time_s=0.0, max_time_s=0.0)
     stats = time_rotated(
         {name: (lambda rep, name=name: seen[name].append(rep) or rep) for name in seen},
         device=torch.device("cpu"),
         policy=policy,
         strata=4,
-        keep=lambda name, rep, result: kept.append((name, rep, result)),
     )
     assert seen["a"][:4] == [0, 1, 2, 3]  # warm-up: each of the 4 strata once
     assert seen["a"][4:] == seen["b"][4:] == list(range(stats["a"].n))  # then the same rep for both
-    assert [k for k in kept if k[0] == "a"] == [("a", rep, rep) for rep in range(stats["a"].n)]
 
 
 def test_the_checked_reps_are_a_seeded_draw_of_the_asked_share() -> None:
@@ -72,47 +68,72 @@ def test_the_checked_reps_are_a_seeded_draw_of_the_asked_share() -> None:
     assert all(verified(42, 1.0, rep) for rep in range(100))
 
 
-def _facts(tmp_path: Path, kept: dict[int, float], same_as: dict[int, int], n: int) -> dict:
-    np.savez(tmp_path / "timed-kernel.npz", **{f"r{rep}_revenue": np.array([v]) for rep, v in kept.items()})
-    facts = {"kept": sorted(kept), "same_as": {str(r): e for r, e in same_as.items()}, "capped_at": None}
-    return json.loads(json.dumps({"timed": {"kernel": facts}, "timing": {"kernel": {"n": n}}}))
+def _results(values: list[float]) -> list[dict[str, np.ndarray]]:
+    return [{"revenue": np.array([v])} for v in values]
 
 
 @pytest.mark.parametrize(
-    ("kept", "same_as", "problem"),
+    ("values", "problem"),
     [
-        ({0: 1.0, 1: 2.0, 2: 1.0, 3: 2.0}, {}, None),
-        ({0: 1.0, 1: 2.0}, {2: 0, 3: 1}, None),  # equal to an earlier rep of the same parameter set
-        ({0: 1.0, 1: 2.0, 3: 2.0}, {}, "the result of timed rep 3 was not kept"),
-        ({0: 1.0, 1: 2.0}, {2: 1, 3: 1}, "the result of timed rep 3 was not kept"),  # another set's result
-        ({0: 1.0, 1: 2.0, 2: 1.0, 3: 2.5}, {}, "timed rep 4 of 4 {'p': 1}: column 'revenue' differs"),
+        ([1.0, 2.0, 1.0, 2.0], None),
+        ([1.0, 2.0, 1.0, 2.5], "timed call 4 of 4 {'p': 1}: column 'revenue' differs"),
+        ([1.0, 2.0, 2.0, 2.0], "timed call 3 of 4 {'p': 0}: column 'revenue' differs"),
     ],
 )
-def test_every_drawn_timed_rep_is_checked_against_its_parameter_sets_answer(
-    tmp_path: Path, kept: dict[int, float], same_as: dict[int, int], problem: str | None
+def test_every_drawn_timed_call_is_checked_against_its_parameter_sets_answer(
+    sf001: Path, values: list[float], problem: str | None
 ) -> None:
-    response = _facts(tmp_path, kept, same_as, n=4)
-    params = [{"p": 0}, {"p": 1}]
+    timed = Timed({"seed": 1, "share": 1.0})
+    timed.add(0, [0, 1], _results(values[:2]))  # a batch of two calls, then another
+    timed.add(2, [0, 1], _results(values[2:]))
     answers = [{"revenue": np.array([1.0])}, {"revenue": np.array([2.0])}]
-    found = timed_problem(QUERIES[6], tmp_path, tmp_path, "kernel", response, {"seed": 1, "share": 1.0},
-                          params, answers.__getitem__)  # fmt: skip
-    assert (found is None) if problem is None else (found is not None and found.startswith(problem))
+    found = timed.problem(QUERIES[6], sf001, [{"p": 0}, {"p": 1}], answers.__getitem__)
+    assert (found is None) if problem is None else found.startswith(problem)
 
 
-def test_the_runner_keeps_one_copy_of_equal_results_and_every_differing_one(tmp_path: Path) -> None:
-    from evaluator.runner import Keeper
+def test_equal_results_of_a_parameter_set_are_kept_once_and_every_differing_one(sf001: Path) -> None:
+    timed = Timed({"seed": 1, "share": 1.0})
+    values = [1.0, 2.0, 1.0, 2.0, 1.5, 2.0]  # call 4 differs from call 0 although both ran set 0
+    timed.add(0, [0, 1, 0, 1, 0, 1], _results(values))
+    assert sorted(rep for rep, _ in timed.kept.values()) == [0, 1, 4]
+    answers = [{"revenue": np.array([1.0])}, {"revenue": np.array([2.0])}]
+    found = timed.problem(QUERIES[6], sf001, [{"p": 0}, {"p": 1}], answers.__getitem__)
+    assert found is not None and found.startswith("timed call 5 of 6")
 
-    keeper = Keeper(seed=1, share=1.0, strata=2)
-    values = [1.0, 2.0, 1.0, 2.0, 1.5, 2.0]  # rep 4 differs from rep 0 although both ran set 0
-    for rep, value in enumerate(values):
-        keeper("kernel", rep, {"revenue": torch.tensor([value], dtype=torch.float64)})
-    keeper("baseline", 0, "not a dict of tensors")
-    facts = keeper.write(tmp_path)
-    assert facts["kernel"]["kept"] == [0, 1, 4]
-    assert facts["kernel"]["same_as"] == {"2": 0, "3": 1, "5": 1}
-    assert "is not valid" in facts["baseline"]["error"]
-    with np.load(tmp_path / "timed-kernel.npz") as data:
-        assert sorted(data.files) == ["r0_revenue", "r1_revenue", "r4_revenue"]
+
+def test_the_checked_calls_are_drawn_after_each_batch_and_the_last_is_always_checked(sf001: Path) -> None:
+    timed = Timed({"seed": 3, "share": 0.1})
+    for rep in range(0, 100, 10):
+        timed.add(rep, [0] * 10, _results([1.0] * 9 + [7.0 if rep == 90 else 1.0]))
+    drawn = {rep for rep in range(100) if verified(3, 0.1, rep)}
+    assert {rep for rep, _ in timed.kept.values()} <= drawn  # equal results kept once
+    answers = [{"revenue": np.array([1.0])}]
+    assert timed.problem(QUERIES[6], sf001, [{"p": 0}], answers.__getitem__).startswith(
+        "timed call 100 of 100"
+    )
+
+
+def test_a_sample_holds_several_calls_of_every_parameter_set_when_calls_are_short() -> None:
+    policy = TimingPolicy(batch_ms=5.0)
+    assert policy.calls_per_sample(3.0, strata=5) == 1  # over half the batch: one call a sample
+    assert policy.calls_per_sample(0.5, strata=5) == 10
+    assert policy.calls_per_sample(0.5, strata=7) == 7
+    assert policy.calls_per_sample(0.001, strata=5) == 60  # at most max_calls
+    assert TimingPolicy().calls_per_sample(0.5, strata=5) == 1  # in-process timing: one call
+
+
+def test_the_loop_hands_each_sample_its_first_rep_and_call_count() -> None:
+    seen: list[tuple[int, int]] = []
+    policy = TimingPolicy(warmup_reps=1, warmup_s=0.0, min_reps=4, min_time_s=0.0, max_time_s=0.0,
+                          batch_ms=5.0)  # fmt: skip
+
+    def run(rep: int, calls: int) -> float:
+        seen.append((rep, calls))
+        return 0.5 + 0.001 * (rep % 3)
+
+    stats = time_rounds({"a": run}, policy=policy, strata=2)
+    assert seen[:2] == [(0, 1), (1, 1)]  # warm-up: one call each, every stratum
+    assert seen[2:] == [(10 * i, 10) for i in range(stats["a"].n)] and stats["a"].calls == 10
 
 
 class _SlowSpell:
@@ -205,26 +226,20 @@ def test_the_standard_error_of_a_subset_keeps_each_samples_parameter_set() -> No
     assert _stderr(samples, strata=2) > 0.01  # grouped by position, the two costs mix
 
 
-def test_the_rounds_set_aside_are_checked_like_the_rest(
-    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
-) -> None:
-    # A set-aside round was still timed, and its result is the kernel's: the judge draws its reps over
-    # every round, and the last round (kept as the last) is not mistaken for rep n - 1.
-    from evaluator.runner import Keeper
-
+def test_the_rounds_set_aside_are_checked_like_the_rest(monkeypatch: pytest.MonkeyPatch, sf001: Path) -> None:
+    # A set-aside round was still timed, and its results are the kernel's: every drawn call is checked.
     host = _SlowSpell(slow=range(10, 30))
     monkeypatch.setattr(timing, "_host_probe", host.probe)
-    monkeypatch.setattr(timing, "_timed", host.timed)
-    keeper = Keeper(seed=7, share=0.1, strata=2)
+    timed = Timed({"seed": 7, "share": 1.0})
 
-    def kernel(rep: int) -> dict[str, torch.Tensor]:
-        return {"revenue": torch.tensor([1.0 + rep % 2], dtype=torch.float64)}
+    def kernel(rep: int, calls: int) -> float:
+        timed.add(
+            rep, [(rep + i) % 2 for i in range(calls)], _results([1.0 + (rep + i) % 2 for i in range(calls)])
+        )
+        return 1.0 + 0.001 * (host.round % 5)
 
-    stats = time_rotated({"kernel": kernel}, device=torch.device("cpu"), policy=_spell_policy(60), strata=2,
-                         keep=keeper)  # fmt: skip
+    stats = time_rounds({"kernel": kernel}, policy=_spell_policy(60), strata=2)
     assert stats["kernel"].set_aside == 20
-    response = {"timed": keeper.write(tmp_path), "timing": {"kernel": asdict(stats["kernel"])}}
+    assert timed.reps == stats["kernel"].n + 20  # every round, set aside or not
     answers = [{"revenue": np.array([1.0])}, {"revenue": np.array([2.0])}]
-    found = timed_problem(QUERIES[6], tmp_path, tmp_path, "kernel", json.loads(json.dumps(response)),
-                          {"seed": 7, "share": 0.1}, [{"p": 0}, {"p": 1}], answers.__getitem__)  # fmt: skip
-    assert found is None
+    assert timed.problem(QUERIES[6], sf001, [{"p": 0}, {"p": 1}], answers.__getitem__) is None

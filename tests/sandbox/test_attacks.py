@@ -18,6 +18,7 @@ from __future__ import annotations
 import hashlib
 import os
 import shutil
+import tracemalloc
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -44,51 +45,97 @@ class Attack:
         return self.file
 
 
+# Admission refuses these in a Triton set before anything imports them (evaluator/admission.py): its
+# allow-list of imports and its ban on reflection. The tables below switch it off, to show that the
+# sandbox, the limits, the comparison and the harness's own clock stop each attack without it.
+REFUSED_BY_ADMISSION = {
+    "socket_connect": "importing socket is not allowed", "ctypes_null_pointer": "importing ctypes",
+    "background_thread": "importing threading", "patch_synchronize": "torch.cuda.synchronize",
+    "patch_comparison": "torch.equal", "tensor_subclass": "class Lying subclasses torch.Tensor",
+    "write_outside_scratch": "[import-not-allowed]", "read_expected_answers": "[import-not-allowed]",
+    "fork_bomb": "[import-not-allowed]", "cache_by_shape": "[import-not-allowed]",
+    "segfault": "importing faulthandler",
+    "cache_by_pointer": "importing time", "precompute_from_the_request": "[frame-access]",
+    "take_over_the_runner": "importing sys", "forge_the_answers": "importing json",
+    "rebind_the_clock": "importing sys", "lazy_result": "importing time", "flood_the_log": "importing os",
+    "huge_message": "importing os", "catch_the_compile_limit": "importing time",
+    "cube_per_table_content": "importing time", "read_the_fresh_sets": "importing json",
+    "slow_the_baseline": "importing sys", "gpu_patch_synchronize": "torch.cuda.synchronize",
+    "gpu_side_stream": "[side-stream]", "gpu_deferred_work": "[side-stream]",
+}  # fmt: skip
+
 WITH_ADMISSION = [
     Attack("socket_connect", Status.REFUSED, "line 3: importing socket is not allowed [forbidden-import]"),
-    Attack("ctypes_null_pointer", Status.REFUSED, "importing ctypes is not allowed"),
-    Attack("background_thread", Status.REFUSED, "importing threading is not allowed"),
-    Attack("patch_synchronize", Status.REFUSED, "assigning to torch.cuda.synchronize is not allowed"),
-    Attack("patch_comparison", Status.REFUSED, "assigning to torch.equal is not allowed"),
-    Attack("tensor_subclass", Status.REFUSED, "class Lying subclasses torch.Tensor"),
-    Attack(
-        "write_outside_scratch", Status.RUNTIME_ERROR, "every write outside the scratch folder was refused"
-    ),
-    Attack("read_expected_answers", Status.RUNTIME_ERROR, "PermissionError: [Errno 13] Permission denied"),
-    Attack("read_other_submission", Status.RUNTIME_ERROR, "FileNotFoundError: [Errno 2] No such file"),
-    Attack("fork_bomb", Status.TIMEOUT, "limit and was stopped"),
-    Attack("allocate_all_memory", Status.OUT_OF_MEMORY, "can't allocate memory"),
-    Attack("segfault", Status.CRASHED, "crashed: killed by SIGSEGV"),
-    Attack("precompute_at_import", Status.WRONG_ANSWER, "column 'revenue' differs"),  # on fresh parameters
-    Attack("cache_by_shape", Status.WRONG_ANSWER, "column 'revenue' differs"),
     Attack("float32_sums", Status.WRONG_ANSWER, "column 'revenue' differs"),
 ]
 
 WITHOUT_ADMISSION = [
+    Attack("cache_by_shape", Status.WRONG_ANSWER, "column 'revenue' differs"),
     Attack("socket_connect", Status.RUNTIME_ERROR, "ConnectionRefusedError"),  # its own network namespace
     Attack("ctypes_null_pointer", Status.CRASHED, "crashed: killed by SIGSEGV"),
     Attack("background_thread", Status.WRONG_ANSWER, "column 'revenue' differs"),  # read before it is done
     Attack("tensor_subclass", Status.RUNTIME_ERROR, "is a Lying, not a torch.Tensor"),
     Attack("patch_comparison", Status.WRONG_ANSWER, "column 'revenue' differs"),  # zeroed while timed
+    Attack(
+        "write_outside_scratch", Status.RUNTIME_ERROR, "every write outside the scratch folder was refused"
+    ),
+    Attack("read_expected_answers", Status.RUNTIME_ERROR, "PermissionError: [Errno 13] Permission denied"),
+    Attack("read_other_submission", Status.RUNTIME_ERROR, "FileNotFoundError: [Errno 2] No such file"),
+    Attack("fork_bomb", Status.TIMEOUT, "the runner was stopped"),
+    Attack("allocate_all_memory", Status.OUT_OF_MEMORY, "can't allocate memory"),
+    Attack("segfault", Status.CRASHED, "crashed: killed by SIGSEGV"),
+    Attack("precompute_at_import", Status.WRONG_ANSWER, "column 'revenue' differs"),  # on fresh parameters
 ]
 
 # Caught by the fresh parameter sets after the timed reps (evaluator/fresh.py): a cache by parameters
-# returns the answer it kept for the rolled tables; the others are timed doing the work there.
+# returns the answer it kept for the rolled tables; the others are timed doing the work there, or, for
+# work done once per table content, on their first call on new content.
 TIMING_HONESTY = [
     Attack("cache_by_pointer", Status.REJECTED, "results are kept across calls"),
     Attack("cache_by_parameters", Status.WRONG_ANSWER, "on a parameter set drawn after its timed reps"),
-    Attack("precompute_from_the_request", Status.REJECTED, "results are kept across calls"),
-    Attack("read_the_fresh_sets", Status.REJECTED, "gone from the runner's standard input"),
+    Attack("take_over_the_runner", Status.WRONG_ANSWER, "on a parameter set drawn after its timed reps"),
+    Attack("cube_per_table_content", Status.REJECTED, "work done once per table content"),
 ]
 
+# The process that imports the kernel is the kernel's (docs/sandbox.md): with admission switched off it
+# rebinds, forges and floods as it likes, and the harness, which times and reads from outside it, is
+# not moved. Attacks that try to make themselves look fast while doing 20-50 ms of real work per call
+# are timed doing it; the others fail their query with a reason.
+TRUST_BOUNDARY = [
+    Attack("forge_the_answers", Status.WRONG_ANSWER, "the result cannot be read"),
+    Attack("huge_message", Status.RUNTIME_ERROR, "broke its channel: a message of 2 + 1099511627776 bytes"),
+    Attack("catch_the_compile_limit", Status.BUILD_ERROR, "building took longer than the 3 s compile limit"),
+    # The request the runner once kept on its stack is gone: the parameter sets come one command at a time.
+    Attack("precompute_from_the_request", Status.BUILD_ERROR, "no request on the runner's stack"),
+]
+# Trials that reach what random draws miss (evaluator/trials.py): a kernel wrong only at a parameter's
+# end, one that answers nothing where small scale factors have nothing to answer (Q18 is then checked
+# at SF0.3 too), and one that answers 0 where SQL's answer is NULL.
+COVERAGE = [
+    (
+        Attack("wrong_at_the_largest_delta", Status.WRONG_ANSWER, "{'delta': 120}: column 'sum_qty' differs"),
+        1,
+    ),
+    (Attack("nothing_for_large_quantities", Status.WRONG_ANSWER, "at SF0.3"), 18),
+    (Attack("zero_for_null", Status.WRONG_ANSWER, "column 'revenue' differs"), 19),
+]
+# ... and honest, slow timings for these, whatever they do to the process they run in.
+TIMED_AS_THEY_ARE = ["rebind_the_clock", "lazy_result", "read_the_fresh_sets"]
 
-def attack_set(tmp_path: Path, name: str) -> Path:
+
+@pytest.fixture
+def no_admission(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(admission, "check", lambda source, filename="", **_: [])
+
+
+def attack_set(tmp_path: Path, name: str, query: int = 6) -> Path:
     kernel_dir = tmp_path / "attack"
     shutil.copytree(ROOT / "examples" / "triton-q06-full", kernel_dir)
     source = (ATTACKS / f"{name}.py").read_text()
     if "%(rival)s" in source:
         source = source % {"rival": str(rival_set(tmp_path) / "q06.py")}
-    (kernel_dir / "q06.py").write_text(source)
+    (kernel_dir / "q06.py").unlink()
+    (kernel_dir / f"q{query:02d}.py").write_text(source)
     return kernel_dir
 
 
@@ -107,8 +154,8 @@ def evaluate(kernel_dir: Path, tpch_data: Path, **job: Any) -> dict[str, Any]:
         limits=LIMITS,
     )
     assert report["sandbox"]["limits"]["cgroup"], "no cgroup: the process and memory limits are rlimits only"
-    (q06,) = report["queries"]
-    return q06
+    (result,) = report["queries"]
+    return result
 
 
 def digest(folder: Path) -> dict[str, str]:
@@ -121,35 +168,89 @@ def leftover_runner_cgroups() -> list[Path]:
     return [p for p in Path("/sys/fs/cgroup").rglob(f"dkb-runner-{os.getpid()}-*")]
 
 
+@pytest.mark.parametrize("attack", sorted(REFUSED_BY_ADMISSION))
+def test_admission_refuses_the_attack_in_a_triton_set(attack: str) -> None:
+    refusals = admission.check((ATTACKS / f"{attack}.py").read_text(), "q06.py", language="triton")
+    assert any(REFUSED_BY_ADMISSION[attack] in str(v) for v in refusals), refusals
+
+
 @pytest.mark.parametrize("attack", WITH_ADMISSION, ids=str)
 def test_an_attack_is_stopped_and_labelled(attack: Attack, tpch_data: Path, tmp_path: Path) -> None:
+    q06 = evaluate(attack_set(tmp_path, attack.file), tpch_data)
+    assert (q06["status"], attack.words in q06["reason"]) == (attack.status, True), q06["reason"]
+    assert q06["kernel_ms"] is None and q06["baseline_ms"] > 0
+
+
+@pytest.mark.parametrize("attack", WITHOUT_ADMISSION, ids=str)
+def test_with_admission_switched_off_the_sandbox_and_the_comparison_still_stop_it(
+    attack: Attack, tpch_data: Path, tmp_path: Path, no_admission: None
+) -> None:
     kernel_dir = attack_set(tmp_path, attack.file)
     data = tpch_data / "sf0.01"
     before = digest(data), digest(kernel_dir)
     timeout = {"query_timeout_s": 20} if attack.file == "fork_bomb" else {}
     q06 = evaluate(kernel_dir, tpch_data, **timeout)
     assert (q06["status"], attack.words in q06["reason"]) == (attack.status, True), q06["reason"]
-    assert q06["kernel_ms"] is None and q06["baseline_ms"] > 0  # the baseline still timed, by a fresh runner
+    assert q06["kernel_ms"] is None and q06["baseline_ms"] > 0  # the baseline timed by its own runner
     assert (digest(data), digest(kernel_dir)) == before  # nothing it could reach was changed
     assert leftover_runner_cgroups() == []  # and every process it started is gone
 
 
-@pytest.mark.parametrize("attack", WITHOUT_ADMISSION, ids=str)
-def test_with_admission_switched_off_the_sandbox_and_the_comparison_still_stop_it(
-    attack: Attack, tpch_data: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    kernel_dir = attack_set(tmp_path, attack.file)
-    assert admission.check((kernel_dir / "q06.py").read_text()) != []  # admission would have refused it
-    monkeypatch.setattr(admission, "check", lambda source, filename="": [])
-    q06 = evaluate(kernel_dir, tpch_data)
-    assert (q06["status"], attack.words in q06["reason"]) == (attack.status, True), q06["reason"]
-    assert q06["kernel_ms"] is None and q06["baseline_ms"] > 0
-
-
 @pytest.mark.parametrize("attack", TIMING_HONESTY, ids=str)
-def test_a_kernel_that_caches_across_calls_is_caught(attack: Attack, tpch_data: Path, tmp_path: Path) -> None:
+def test_a_kernel_that_caches_across_calls_is_caught(
+    attack: Attack, tpch_data: Path, tmp_path: Path, no_admission: None
+) -> None:
     # Time enough for the caches to fill (15 pointer and parameter pairs, 50 ms a miss) and the median
     # to be a look-up; with less, the timed reps themselves would be mostly misses, timed doing the work.
     q06 = evaluate(attack_set(tmp_path, attack.file), tpch_data, max_time_per_query_s=2.0)
     assert (q06["status"], attack.words in q06["reason"]) == (attack.status, True), q06["reason"]
     assert q06["kernel_ms"] is None and q06["baseline_ms"] > 0
+
+
+@pytest.mark.parametrize("attack", TRUST_BOUNDARY, ids=str)
+def test_what_the_kernels_process_forges_is_not_taken_on_trust(
+    attack: Attack, tpch_data: Path, tmp_path: Path, no_admission: None
+) -> None:
+    limit = {"compile_limit_s": 3} if attack.file == "catch_the_compile_limit" else {}
+    q06 = evaluate(attack_set(tmp_path, attack.file), tpch_data, **limit)
+    assert (q06["status"], attack.words in q06["reason"]) == (attack.status, True), q06["reason"]
+    assert q06["kernel_ms"] is None and q06["baseline_ms"] > 0
+    assert q06["query"] == 6 and "NVIDIA" not in str(q06["stats"])
+
+
+@pytest.mark.parametrize("attack", TIMED_AS_THEY_ARE)
+def test_a_kernel_that_rebinds_clocks_or_computes_when_read_is_timed_doing_its_work(
+    attack: str, tpch_data: Path, tmp_path: Path, no_admission: None
+) -> None:
+    q06 = evaluate(attack_set(tmp_path, attack), tpch_data)
+    assert q06["status"] == Status.PASSED, q06["reason"]
+    assert q06["kernel_ms"] >= 50  # the sleep each call does, however the process's clocks were bound
+
+
+def test_a_kernel_that_slows_the_baseline_in_its_own_process_does_not_slow_the_baseline(
+    tpch_data: Path, tmp_path: Path, no_admission: None
+) -> None:
+    q06 = evaluate(attack_set(tmp_path, "slow_the_baseline"), tpch_data)
+    assert q06["status"] == Status.PASSED, q06["reason"]
+    assert q06["baseline_ms"] < 20  # the 20 ms sleep it planted never reached the baseline's runner
+
+
+def test_a_kernel_that_floods_its_output_leaves_the_harness_its_memory(
+    tpch_data: Path, tmp_path: Path, no_admission: None
+) -> None:
+    tracemalloc.start()
+    try:
+        q06 = evaluate(attack_set(tmp_path, "flood_the_log"), tpch_data)
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert q06["status"] == Status.PASSED, q06["reason"]
+    assert peak < 64 << 20  # of the 512 MiB it wrote, the harness kept the log's last few KiB
+
+
+@pytest.mark.parametrize(("attack", "query"), COVERAGE, ids=str)
+def test_a_kernel_wrong_where_random_trials_seldom_look_is_caught(
+    attack: Attack, query: int, tpch_data: Path, tmp_path: Path, no_admission: None
+) -> None:
+    result = evaluate(attack_set(tmp_path, attack.file, query), tpch_data, queries=(query,))
+    assert (result["status"], attack.words in result["reason"]) == (attack.status, True), result["reason"]

@@ -1,0 +1,542 @@
+"""One query's session: its two runners, commanded and timed from the trusted side.
+
+The baseline runs in a trusted runner that imports no kernel (a plain child process); the kernel in its
+own runner, through the evaluation's launcher (the sandbox on the leaderboard). The harness sends each
+runner its commands (evaluator/runner.py) and takes everything that scores the kernel from its own side:
+the time from sending a timed batch to holding its results, the results themselves (checked against
+DuckDB's answers: every correctness trial, a seeded share of the timed calls drawn after each batch,
+the fresh parameter sets), and how each runner ended. The order, per query:
+
+1. start both runners; the kernel's import must answer within the compile limit;
+2. the kernel's correctness trials at every scale factor, judged as they come (the first failure ends
+   the kernel's part);
+3. timing: rounds of one batch each, baseline and kernel interleaved on the same device;
+4. the fresh parameter sets (evaluator/fresh.py), the device-activity profile, the inputs check;
+5. with the kernel's runner gone, the baseline timed alone: a baseline far slower beside the kernel than
+   alone was disturbed by the kernel's process, and the kernel's timing does not stand.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import sys
+import tempfile
+import time
+from collections.abc import Callable, Iterator
+from contextlib import ExitStack, contextmanager
+from dataclasses import asdict, dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from evaluator import fresh
+from evaluator.judge import Answers, compare_result
+from evaluator.launch import Launch, Launcher
+from evaluator.queries import Query
+from evaluator.remote import CallFailed, Remote, RunnerFailed
+from evaluator.report import Status
+from evaluator.results import unpack
+from evaluator.timing import CallLimitExceeded, TimingPolicy, time_rounds, verified
+from evaluator.tpch.load import scale_factor
+
+# A baseline timed beside the kernel this much slower than alone, on a GPU, was disturbed by the kernel's
+# process (work it left running on the device, or its threads on the host): the kernel is not scored.
+DISTURBED = 1.5
+KEPT_BYTES = 64 << 20  # distinct timed results kept for checking, per candidate
+SPIN_S = 1.0  # on a GPU, poll for a runner's answer this long before sleeping on the pipe
+
+
+@dataclass
+class Sides:
+    """What one query's session is given."""
+
+    query: Query
+    folders: list[Path]  # every scale factor's folder: the check ones, then the main one (timed)
+    device: str
+    params: list[dict[str, Any]]  # the trials' parameter sets, also the timed rotation's
+    timing: TimingPolicy
+    baseline_mode: str  # eager, compiled or best
+    query_timeout_s: float
+    compile_limit_s: float
+    verify: dict[str, Any]  # {"seed", "share"}: which timed reps are checked
+    fresh: list[dict[str, Any]] = field(default_factory=list)
+    rolls: list[tuple[float, float]] = field(default_factory=list)  # per fresh set: two new contents
+    build_env: Callable[[Path, bool], dict[str, str]] = lambda folder, baseline: {}
+
+
+@dataclass
+class Outcome:
+    """What the session found; the harness turns it into the query's result."""
+
+    status: str = Status.PASSED
+    reason: str = ""
+    trials: int = 0
+    stats: dict[str, Any] = field(default_factory=dict)
+    hardware: dict[str, Any] = field(default_factory=dict)
+    profile: dict[str, Any] = field(default_factory=dict)
+
+    def fail(self, status: str, reason: str) -> None:
+        if self.status == Status.PASSED:
+            self.status, self.reason = status, reason
+
+
+def run_session(
+    sides: Sides, kernel: tuple[Path, str] | None, answers: Answers | None, launch: Launcher
+) -> Outcome:
+    """Evaluate one query: `kernel` is (file, scope) or None (the baseline alone)."""
+    outcome = Outcome(status=Status.PASSED if kernel else Status.MISSING)
+    wall: dict[str, float] = {}
+    phase = _timer(wall)
+    with ExitStack() as stack:
+        baseline = stack.enter_context(_runner(Launcher(), sides, None))
+        candidate = stack.enter_context(_runner(launch, sides, kernel)) if kernel else None
+        with phase("start"):
+            candidate = _start(baseline, candidate, sides, kernel, outcome)
+        if answers is not None:  # the trials DuckDB chose while the runners started (evaluator/trials.py)
+            chosen = answers.trials()
+            sides = replace(sides, params=chosen.params)
+            outcome.stats["coverage"] = {
+                f"{scale_factor(f):g}": n for f, n in zip(sides.folders, chosen.coverage, strict=True)
+            }
+        if candidate:
+            with phase("trials"):
+                candidate = _trials(candidate, sides, answers, outcome)
+            launch.check()  # a kernel that used up the evaluation's time ends the evaluation
+        candidate = _pools(baseline, candidate, sides, outcome)
+        checks = {"baseline": Timed(sides.verify), "kernel": Timed(sides.verify)}
+        with phase("timing"):
+            candidate = _time(baseline, candidate, sides, checks, outcome)
+        launch.check()
+        with phase("judge"):
+            _judge_timed(candidate, checks, sides, answers, outcome)
+        if candidate and outcome.status == Status.PASSED and sides.fresh:
+            with phase("fresh"):
+                candidate = _fresh(baseline, candidate, sides, answers, outcome)
+        with phase("profile"):
+            outcome.profile["baseline"] = _profile(baseline, sides)[0]
+            if candidate:
+                profiled = _guarded(candidate, outcome, lambda: _profile(candidate, sides))
+                if profiled:
+                    outcome.profile["kernel"] = profiled[0]
+        if candidate:
+            candidate.stop()
+            if sides.device.startswith("cuda") and "kernel" in outcome.stats:
+                with phase("alone"):
+                    _alone(baseline, sides, outcome)
+    outcome.stats["wall_s"] = wall
+    return outcome
+
+
+def _timer(wall: dict[str, float]) -> Callable[[str], Any]:
+    """`with phase(name):` adds the seconds the block took to `wall[name]`."""
+
+    @contextmanager
+    def phase(name: str) -> Iterator[None]:
+        started = time.perf_counter()
+        try:
+            yield
+        finally:
+            wall[name] = round(wall.get(name, 0.0) + time.perf_counter() - started, 3)
+
+    return phase
+
+
+def _start(
+    baseline: Remote,
+    candidate: Remote | None,
+    sides: Sides,
+    kernel: tuple[Path, str] | None,
+    outcome: Outcome,
+) -> Remote | None:
+    """Both runners start side by side and import what they run; the baseline's then loads the main
+    tables while the kernel's trials run. The kernel's import must answer within the compile limit."""
+    start = {"op": "start", "device": sides.device, "query": sides.query.number}
+    baseline.send(start, sides.query_timeout_s)
+    if candidate and not _guarded(
+        candidate, outcome, lambda: candidate.send(start, sides.query_timeout_s) or 1
+    ):
+        candidate = None
+    outcome.hardware = baseline.answer()[0]["hardware"]
+    baseline.send({"op": "load", "baseline": _mode(sides)}, sides.query_timeout_s)
+    if candidate and kernel:
+        load = {"op": "load", "kernel_path": str(kernel[0]), "scope": kernel[1]}
+        started = _guarded(candidate, outcome, candidate.answer)
+        sent = started and _guarded(
+            candidate, outcome, lambda: candidate.send(load, sides.compile_limit_s) or 1
+        )
+        candidate = _loaded(candidate, sides, outcome) if sent else None
+    baseline.answer()
+    baseline.send({"op": "tables", "folder": str(sides.folders[-1])}, sides.query_timeout_s)
+    return candidate
+
+
+def _pools(baseline: Remote, candidate: Remote | None, sides: Sides, outcome: Outcome) -> Remote | None:
+    """The table clones the timed calls rotate over, in both runners; the baseline's mode chosen where
+    it is `best` (a probe in the trusted runner)."""
+    baseline.answer()  # its main tables, loaded meanwhile
+    pool = {"op": "pool", "size": sides.timing.pool}
+    baseline.ask(pool, sides.query_timeout_s)
+    if candidate and _guarded(candidate, outcome, lambda: candidate.ask(pool, sides.query_timeout_s)) is None:
+        candidate = None
+    if sides.baseline_mode == "best":
+        command = {"op": "choose", "params": sides.params, "policy": asdict(sides.timing)}
+        outcome.stats |= baseline.ask(command, sides.query_timeout_s)[0]
+    else:
+        outcome.stats["baseline_mode"] = sides.baseline_mode
+    return candidate
+
+
+@contextmanager
+def _runner(launch: Launcher, sides: Sides, kernel: tuple[Path, str] | None) -> Iterator[Remote]:
+    """A runner in a scratch folder of its own (its build caches), stopped whatever happens."""
+    readable = list(sides.folders) + ([kernel[0].parent] if kernel else [])
+    limit = sides.query_timeout_s + sides.timing.max_time_s * 4 + 60 * (1 + len(sides.fresh))
+    with tempfile.TemporaryDirectory(prefix=f"dkb-{sides.query.slug}-") as scratch:
+        remote = Remote(
+            launch.start(
+                Launch(
+                    argv=[sys.executable, "-m", "evaluator.runner"],
+                    readable=readable,
+                    writable=[Path(scratch)],
+                    hidden=[f / "tpch.duckdb" for f in sides.folders],
+                    env=sides.build_env(Path(scratch), kernel is None),
+                    timeout_s=limit,
+                    channel=True,
+                )
+            ),
+            "kernel" if kernel else "baseline",
+            spin_s=SPIN_S if sides.device.startswith("cuda") else 0.0,
+        )
+        try:
+            yield remote
+        finally:
+            remote.stop()
+
+
+def _mode(sides: Sides) -> str:
+    return "compiled" if sides.baseline_mode == "compiled" else "eager"  # "best" chooses later
+
+
+def _loaded(candidate: Remote, sides: Sides, outcome: Outcome) -> Remote | None:
+    """The kernel's import answered within the compile limit, or the kernel's part is over."""
+    reason = f"building took longer than the {sides.compile_limit_s:g} s compile limit"
+    try:
+        answer, _ = candidate.answer(deadline_reason=reason)
+    except RunnerFailed as exc:
+        status = Status.BUILD_ERROR if exc.status == Status.TIMEOUT else exc.status
+        outcome.fail(status, reason if exc.status == Status.TIMEOUT else exc.reason)
+        return None
+    except CallFailed as exc:
+        outcome.fail(Status.BUILD_ERROR, exc.error)
+        return None
+    if answer.get("build_error"):
+        outcome.fail(Status.BUILD_ERROR, str(answer["build_error"]))
+        candidate.stop()
+        return None
+    return candidate
+
+
+def _guarded(candidate: Remote, outcome: Outcome, ask: Callable[[], Any]) -> Any:
+    """`ask()`, with the kernel's failure recorded as its query's outcome (and then None)."""
+    try:
+        return ask()
+    except RunnerFailed as exc:
+        outcome.fail(exc.status, exc.reason)
+    except CallFailed as exc:
+        outcome.fail(exc.status, exc.error)
+        candidate.stop()
+    return None
+
+
+def _trials(candidate: Remote, sides: Sides, answers: Answers | None, outcome: Outcome) -> Remote | None:
+    """Every parameter set at every scale factor, the check ones first; judged as each answers."""
+    assert answers is not None
+    for phase, folder in enumerate(sides.folders):
+        command = {"op": "tables", "folder": str(folder)}
+        if _guarded(candidate, outcome, lambda c=command: candidate.ask(c, sides.query_timeout_s)) is None:
+            return None
+        sf = f"SF{scale_factor(folder):g}"
+        for index, params in enumerate(sides.params):
+            where = f"trial {index + 1} at {sf} {params}"
+            try:
+                answer, payload = candidate.ask(
+                    {"op": "trial", "params": params},
+                    sides.query_timeout_s,
+                    f"no answer within {sides.query_timeout_s:g} s",
+                )
+            except RunnerFailed as exc:
+                outcome.fail(exc.status, f"{where}: {exc.reason}")
+                return None
+            except CallFailed as exc:
+                outcome.fail(exc.status, f"{where}: {exc.error}")
+                candidate.stop()
+                return None
+            outcome.trials += 1
+            problem = _result_problem(sides.query, folder, answer, payload, answers.get(phase, index))
+            if problem is None and answer.get("inputs_changed"):
+                problem = "the kernel modified its input tensors"
+            if problem:
+                outcome.fail(Status.WRONG_ANSWER, f"{where}: {problem}")
+                candidate.stop()
+                return None
+    return candidate
+
+
+def _result_problem(
+    query: Query, folder: Path, answer: dict[str, Any], payload: bytes, expected: dict[str, np.ndarray]
+) -> str | None:
+    try:
+        (result,) = unpack(answer.get("layout"), payload, 1)
+    except ValueError as exc:
+        return f"the result cannot be read: {exc}"
+    return compare_result(query, folder, result, expected)
+
+
+class Timed:
+    """The results of one candidate's timed calls that get checked: rep `r` when `verified(seed, share,
+    r)` draws it (drawn here, after its batch answered), and the last rep. Results equal byte for byte
+    to one kept for the same parameter set are kept once; past `KEPT_BYTES`, no more are kept and the
+    rest are not checked (`capped_at`)."""
+
+    def __init__(self, verify: dict[str, Any]) -> None:
+        self.seed, self.share = verify["seed"], verify["share"]
+        self.kept: dict[tuple[int, bytes], tuple[int, dict[str, np.ndarray]]] = {}  # (set, digest) -> rep
+        self.nbytes = 0
+        self.capped_at: int | None = None
+        self.last: tuple[int, int, dict[str, np.ndarray]] | None = None
+        self.reps = 0
+
+    def add(self, rep: int, sets: list[int], results: list[dict[str, np.ndarray]]) -> None:
+        for offset, (index, result) in enumerate(zip(sets, results, strict=True)):
+            self.last = (rep + offset, index, result)
+            if verified(self.seed, self.share, rep + offset):
+                self._keep(rep + offset, index, result)
+        self.reps = max(self.reps, rep + len(results))
+
+    def _keep(self, rep: int, index: int, result: dict[str, np.ndarray]) -> None:
+        digest = hashlib.blake2b(digest_size=16)
+        for name in sorted(result):
+            digest.update(f"{name}:{result[name].dtype}:".encode() + result[name].tobytes())
+        key = (index, digest.digest())
+        if key in self.kept or self.capped_at is not None:
+            return
+        size = sum(a.nbytes for a in result.values())
+        if self.nbytes + size > KEPT_BYTES:
+            self.capped_at = rep
+            return
+        self.nbytes += size
+        self.kept[key] = (rep, result)
+
+    def problem(
+        self,
+        query: Query,
+        folder: Path,
+        params: list[dict[str, Any]],
+        expected: Callable[[int], dict[str, np.ndarray]],
+    ) -> str | None:
+        if self.last is not None:
+            self._keep(*self.last)
+        for (index, _), (rep, result) in sorted(self.kept.items(), key=lambda kv: kv[1][0]):
+            wrong = compare_result(query, folder, result, expected(index))
+            if wrong:
+                return f"timed call {rep + 1} of {self.reps} {params[index]}: {wrong}"
+        return None
+
+
+def _batch(
+    remote: Remote, name: str, sides: Sides, checks: dict[str, Timed], pace: dict[str, float]
+) -> Callable[[int, int], float]:
+    """One candidate's timed sample: `arm` (L2 flushed, device idle: outside the window), then a batch of
+    calls, timed here from sending it to holding every result."""
+    sets = len(sides.params)
+
+    def run(rep: int, calls: int) -> float:
+        remote.ask({"op": "arm"}, sides.query_timeout_s)
+        order = [(rep + i) % sets for i in range(calls)]
+        batch = [[rep + i, sides.params[index]] for i, index in enumerate(order)]
+        # The deadline: the per-call limit, against the baseline's pace so far (or the query's limit).
+        per_call = pace.get("baseline")
+        limit = (
+            (sides.timing.call_limit * 2 * per_call * calls / 1e3 + 5.0)
+            if per_call
+            else sides.query_timeout_s
+        )
+        seconds, answer, payload = remote.timed(
+            {"op": "batch", "calls": batch}, limit, f"a timed batch ran past its {limit:.1f} s limit"
+        )
+        try:
+            results = unpack(answer.get("layout"), payload, calls)
+        except ValueError as exc:
+            raise CallFailed(remote.who, f"the results of a timed batch cannot be read: {exc}") from None
+        checks[name].add(rep, order, results)
+        ms = seconds * 1e3 / calls
+        if name == "baseline":
+            pace["baseline"] = min(pace.get("baseline", ms), ms)
+        return ms
+
+    return run
+
+
+def _time(
+    baseline: Remote, candidate: Remote | None, sides: Sides, checks: dict[str, Timed], outcome: Outcome
+) -> Remote | None:
+    """Baseline and kernel interleaved; the baseline alone if the kernel failed or is gone."""
+    pace: dict[str, float] = {}
+    policy = sides.timing
+    if candidate is not None:
+        try:
+            stats = time_rounds(
+                {
+                    "baseline": _batch(baseline, "baseline", sides, checks, pace),
+                    "kernel": _batch(candidate, "kernel", sides, checks, pace),
+                },
+                policy=policy,
+                strata=len(sides.params),
+            )
+            outcome.stats |= {name: asdict(s) for name, s in stats.items()}
+            return candidate
+        except RunnerFailed as exc:
+            if exc.who == "baseline":
+                raise
+            outcome.fail(exc.status, f"while being timed: {exc.reason}")
+        except CallFailed as exc:
+            if exc.who == "baseline":
+                raise
+            outcome.fail(exc.status, f"while being timed: {exc.error}")
+        except CallLimitExceeded as exc:
+            outcome.fail(Status.TIMEOUT, f"while being timed: {exc}")
+        candidate.stop()
+        checks["baseline"] = Timed(sides.verify)
+    stats = time_rounds(
+        {"baseline": _batch(baseline, "baseline", sides, checks, pace)},
+        policy=policy,
+        strata=len(sides.params),
+    )
+    outcome.stats["baseline"] = asdict(stats["baseline"])
+    return None
+
+
+def _judge_timed(
+    candidate: Remote | None,
+    checks: dict[str, Timed],
+    sides: Sides,
+    answers: Answers | None,
+    outcome: Outcome,
+) -> None:
+    """Whether the timed calls changed their inputs (the cause first, before the wrong results it leads
+    to), then the drawn timed results against DuckDB: the kernel's, and the baseline's (a kernel that
+    spoils what the baseline computes beside it must not look fast)."""
+    if answers is None or candidate is None:
+        return
+    changed = _guarded(candidate, outcome, lambda: candidate.ask({"op": "inputs"}, sides.query_timeout_s))
+    if changed and changed[0].get("inputs_changed"):
+        outcome.fail(Status.WRONG_ANSWER, "the kernel modified its input tensors while being timed")
+    main = len(sides.folders) - 1
+    for name in ("kernel", "baseline"):
+        problem = checks[name].problem(
+            sides.query, sides.folders[main], sides.params, lambda index: answers.get(main, index)
+        )
+        if problem:
+            whose = {
+                "kernel": "the result returned while being timed is wrong",
+                "baseline": "the baseline's result went wrong while timed beside this kernel",
+            }[name]
+            outcome.fail(Status.WRONG_ANSWER, f"{whose}: {problem}")
+            return
+        if checks[name].capped_at is not None:
+            outcome.stats.setdefault("timed_checks_capped_at", {})[name] = checks[name].capped_at
+
+
+def _fresh(
+    baseline: Remote, candidate: Remote, sides: Sides, answers: Answers | None, outcome: Outcome
+) -> Remote | None:
+    """The fresh parameter sets (evaluator/fresh.py): per set and side, one untimed call on new table
+    content (it compiles what the new values need and fills any cache keyed on parameters with a wrong
+    answer), one timed call on other new content (a kernel that precomputes per table content pays for
+    it here), then two timed calls on the rotation's clones, the second result checked."""
+    assert answers is not None
+    facts: dict[str, dict[str, Any]] = {
+        "baseline": {"ms": [], "first_ms": []},
+        "kernel": {"ms": [], "first_ms": []},
+    }
+    main = len(sides.folders) - 1
+    limit = sides.query_timeout_s
+    for index, params in enumerate(sides.fresh):
+        first_roll, second_roll = sides.rolls[index]
+        for name, remote in (("baseline", baseline), ("kernel", candidate)):
+            side = facts[name]
+            try:
+                try:
+                    remote.ask({"op": "roll", "roll": first_roll}, limit)
+                    remote.ask({"op": "rolled", "params": params}, limit)
+                except CallFailed as exc:
+                    # Rolled tables are not valid TPC-H data (a line may ship before its order is placed):
+                    # a kernel may fail there and be right on real data. Noted, not judged.
+                    side.setdefault("rolled_errors", []).append(exc.error)
+                try:
+                    remote.ask({"op": "roll", "roll": second_roll}, limit)
+                    seconds, _, _ = remote.timed({"op": "rolled", "params": params}, limit)
+                    side["first_ms"].append(seconds * 1e3)
+                except CallFailed as exc:
+                    side.setdefault("rolled_errors", []).append(exc.error)
+                for clone in (index, index + 1):
+                    remote.ask({"op": "arm"}, limit)
+                    seconds, answer, payload = remote.timed(
+                        {"op": "batch", "calls": [[clone, params]]}, limit
+                    )
+                    side["ms"].append(seconds * 1e3)
+                problem = _result_problem(
+                    sides.query, sides.folders[main], answer, payload, answers.fresh(index)
+                )
+            except (RunnerFailed, CallFailed) as exc:
+                if name == "baseline":
+                    raise
+                reason = exc.reason if isinstance(exc, RunnerFailed) else exc.error
+                outcome.fail(exc.status, f"on a parameter set drawn after its timed reps, {params}: {reason}")
+                outcome.stats["fresh"] = facts
+                return None
+            if problem and name == "kernel":
+                outcome.fail(
+                    Status.WRONG_ANSWER, f"on a parameter set drawn after its timed reps, {params}: {problem}"
+                )
+                outcome.stats["fresh"] = facts
+                return candidate
+    baseline.ask({"op": "unroll"}, limit)
+    if _guarded(candidate, outcome, lambda: candidate.ask({"op": "unroll"}, limit)) is None:
+        return None
+    timing = {name: outcome.stats[name] for name in ("baseline", "kernel")}
+    outcome.stats["fresh"] = facts | {
+        "slowdown": fresh.slowdown(timing, facts),
+        "first_slowdown": fresh.first_slowdown(timing, facts),
+    }
+    why = fresh.cached(timing, facts, sides.device) or fresh.precomputed(timing, facts, sides.device)
+    if why:
+        outcome.fail(Status.REJECTED, why)
+    return candidate
+
+
+def _profile(remote: Remote, sides: Sides) -> tuple[dict[str, Any], bytes]:
+    return remote.ask({"op": "profile", "params": sides.params[0]}, sides.query_timeout_s)
+
+
+def _alone(baseline: Remote, sides: Sides, outcome: Outcome) -> None:
+    """The baseline timed again with the kernel's runner gone; a kernel beside which it ran far slower
+    does not stand (`DISTURBED`)."""
+    checks = {"baseline": Timed(sides.verify)}
+    policy = replace(
+        sides.timing,
+        min_time_s=min(0.5, sides.timing.min_time_s),
+        max_time_s=min(2.0, sides.timing.max_time_s),
+    )
+    alone = time_rounds(
+        {"baseline": _batch(baseline, "baseline", sides, checks, {})}, policy=policy, strata=len(sides.params)
+    )["baseline"]
+    beside = outcome.stats["baseline"]["median_ms"]
+    outcome.stats["baseline_alone"] = asdict(alone)
+    if beside > DISTURBED * alone.median_ms:
+        outcome.fail(
+            Status.REJECTED,
+            f"the baseline took {beside:.3f} ms beside this kernel but "
+            f"{alone.median_ms:.3f} ms alone: the kernel's process disturbed the device",
+        )

@@ -1,0 +1,62 @@
+#!/usr/bin/env bash
+# Harness 0.5.0 (nothing the kernel's process says is trusted) on the lent H200, against the harness
+# before it: the example sets through both, on one machine, with the same seed and compile cache; and
+# what timing from outside costs (scripts/gpu/channel.py).
+#   bash scripts/gpu/trust.sh STEP ...
+#   steps: prepare (SF10 and SF1), warm (Q1, Q3, Q6, Q14 baselines), channel (Q6 compiled and eager),
+#   new-SET and old-SET (SET: cuda-core or triton-core; old-*: the harness of commit d37eae1, unpacked
+#   into old/ by `git archive d37eae1 evaluator sandbox | tar -x -C old`, carried), summary.
+# Carry .whl (../shared/gpu/wheels.sh) and old/. Data, cache and reports live under /tmp/dkb-trust, which
+# stays while the machine is held: chain the calls, each within 30 s of the last.
+set -uo pipefail
+python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --target /tmp/site .whl/*.whl
+export PYTHONUNBUFFERED=1 SEED=${SEED:-20261202}
+OUT=${OUT:-/tmp/out}; VAR=/tmp/dkb-trust; mkdir -p "$OUT" "$VAR/reports"
+DATA=$VAR/data CACHE=$VAR/cache
+log() { echo "[$(date +%T)] $*" | tee -a "$OUT/trust.log"; }
+queries_of() { ls "$1"/q*.py | sed 's/.*q0*\([0-9]*\)\.py$/\1/' | paste -sd, -; }
+run_set() {  # run_set ROOT SET NAME: one report with ROOT's harness
+  local root=$1 set=$2 name=$3 started=$SECONDS
+  (cd "$root" && PYTHONPATH=/tmp/site:$PWD python3 -m evaluator run "$OLDPWD/examples/$set" --sf 10 \
+     --check-sf 1 --data-dir "$DATA" --device cuda --seed "$SEED" --compile-cache "$CACHE" \
+     --queries "$(queries_of "$OLDPWD/examples/$set")" --no-prepare --out "$VAR/reports/$name.json") \
+     2>&1 | grep -v 'col/s' | tail -8 | tee -a "$OUT/trust.log"
+  log "$name: $((SECONDS - started)) s"
+}
+for step in "$@"; do
+  case $step in
+    prepare) for sf in 1 10; do PYTHONPATH=/tmp/site:$PWD python3 -m evaluator prepare --sf $sf --data-dir "$DATA" \
+               2>&1 | grep -v 'col/s' | tail -1; done; log "prepared" ;;
+    warm) PYTHONPATH=/tmp/site:$PWD python3 -m evaluator warm --cache-dir "$CACHE" --sf 10 --data-dir "$DATA" \
+            --device cuda --seed "$SEED" --queries 1,3,6,14 --jobs 4 2>&1 | tee -a "$OUT/trust.log" ;;
+    channel) for mode in ${CHANNEL_MODES:-compiled eager}; do PYTHONPATH=/tmp/site:$PWD python3 scripts/gpu/channel.py \
+               "$DATA/sf10" --mode $mode --rounds "${CHANNEL_ROUNDS:-3}" --out "$OUT/channel-$mode.json" 2>&1 \
+               | tail -7 | tee -a "$OUT/trust.log"; done ;;
+    new-*) run_set "$PWD" "${step#new-}" "new-${step#new-}" ;;
+    old-*) run_set "$PWD/old" "${step#old-}" "old-${step#old-}" ;;
+    summary) python3 - "$VAR/reports" <<'EOF' | tee "$OUT/summary.md"
+import json, sys
+from pathlib import Path
+reports = {p.stem: json.loads(p.read_text()) for p in sorted(Path(sys.argv[1]).glob("*.json"))}
+print("| report | harness | query | status | baseline ms | kernel ms | speedup | calls/sample | wall s |")
+print("|---|---|---|---|---|---|---|---|---|")
+for name, r in reports.items():
+    for q in r["queries"]:
+        k = (q["stats"].get("kernel") or {})
+        wall = (q["stats"].get("wall_s") or {})
+        seconds = wall.get("query") or (wall.get("runner", 0) + wall.get("judge", 0))
+        print(f"| {name} | {r['harness_version']} | Q{q['query']:02d} | {q['status']} | {q['baseline_ms']:.4f} | "
+              f"{(q['kernel_ms'] or 0):.4f} | {(q['speedup'] or 0):.3f} | {k.get('calls', 1)} | {seconds:.1f} |")
+    print(f"| {name} | overall | | | | | {r['overall_speedup'] or 0:.3f} | | {r['wall_s']:.0f} |")
+for set_ in ("cuda-core", "triton-core"):
+    new, old = reports.get(f"new-{set_}"), reports.get(f"old-{set_}")
+    if new and old:
+        for a, b in zip(new["queries"], old["queries"]):
+            if a["speedup"] and b["speedup"]:
+                print(f"{set_} Q{a['query']:02d}: speedup {a['speedup']:.3f} (0.5.0) vs {b['speedup']:.3f} "
+                      f"(0.4.1): {100 * (a['speedup'] / b['speedup'] - 1):+.1f}%")
+EOF
+      tar -C "$VAR" -czf "$OUT/reports.tgz" reports ;;
+    *) echo "unknown step $step"; exit 2 ;;
+  esac
+done

@@ -49,9 +49,8 @@ class Reader:
         self.max_payload = max_payload
 
     def read(self, deadline: float, spin_s: float = 0.0) -> tuple[dict[str, Any], bytes]:
-        """The next message; `spin_s`: poll for it this long before sleeping on the pipe (a process woken
-        from sleep on a virtual machine's idle core can take 100 us or more: on a GPU the harness
-        polls while a timed batch runs)."""
+        """The next message; `spin_s`: poll for it this long before sleeping on the pipe, so that a timed
+        answer is not also timing a sleeping process's wake-up (on a GPU, docs/sandbox.md)."""
         spin_until = time.monotonic() + spin_s
         while spin_s and time.monotonic() < min(spin_until, deadline):
             if select.select([self.fd], [], [], 0)[0]:

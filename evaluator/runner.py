@@ -21,9 +21,9 @@ from typing import Any
 from evaluator.channel import read_blocking, send
 
 Answer = tuple[dict[str, Any], bytes]
-# A process that sleeps on a pipe can take 100 us or more to wake on a virtual machine's idle core: on a
-# GPU the runner polls for its next command for this long after each answer (the harness's next
-# command comes within milliseconds while a query is timed).
+# On a GPU the runner polls for its next command this long after each answer rather than sleep on the
+# pipe: while a query is timed the next command comes within milliseconds, and a sleeping process's
+# wake-up would be timed with it (docs/sandbox.md, "The cost of timing from outside").
 SPIN_S = 0.2
 
 

@@ -46,8 +46,8 @@ class TimingPolicy:
     # minutes. The statistics then count the steady rounds there are, or every round if under 5.
     host_wait_s: float = 6.0
     # A timed sample's calls last about this long (0: one call a sample). Timed from outside the runner,
-    # each sample pays one command round trip (13-14 us on the H200 host, 40-60 us on a busy 2-core
-    # machine) and one copy of the results: several short calls a sample keep that under 1%.
+    # each sample pays one command round trip and one copy of the results: several short calls a sample
+    # share that cost (docs/sandbox.md, "The cost of timing from outside").
     batch_ms: float = 0.0
     max_calls: int = 60
 

@@ -9,8 +9,10 @@ import pytest
 
 from evaluator.harness import Options, evaluate, mark_slow_host
 from evaluator.kernelset import kernel_set_from_dir
+from evaluator.queries import QUERIES
 from evaluator.report import QueryResult, Report, Status
 from evaluator.timing import TimingPolicy
+from evaluator.validate import parameter_sets
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 # Enough reps to exercise the timing loop without spending CI minutes on statistics.
@@ -19,9 +21,6 @@ QUICK_TIMING = TimingPolicy(warmup_reps=1, warmup_s=0.0, min_reps=3, min_time_s=
 
 def trials(number: int = 6, seed: int = 7) -> int:
     """The parameter sets each scale factor's trials run: the defaults, the boundaries, 4 random sets."""
-    from evaluator.queries import QUERIES
-    from evaluator.validate import parameter_sets
-
     return len(parameter_sets(QUERIES[number], 4, seed))
 
 
@@ -217,11 +216,12 @@ def test_trials_run_at_the_check_scale_factor_too_and_the_report_names_both(
     report = run(make_set("triton-q06-full"), sf001, check_sf_folders=(sf0005,))
     result = q06(report)
     assert result.status == Status.PASSED, result.reason
-    assert result.trials == 10  # 5 parameter sets at each scale factor
+    assert result.trials == 2 * trials()  # every parameter set at each scale factor
     assert report.scale_factor == 0.01 and report.check_scale_factors == [0.005]
     assert report.to_dict()["check_scale_factors"] == [0.005]
 
 
+@pytest.mark.usefixtures("no_admission")
 def test_a_kernel_wrong_only_at_the_check_scale_factor_fails_there(
     make_set, sf001: Path, sf0005: Path
 ) -> None:
@@ -282,7 +282,8 @@ def test_timed_reps_rotate_parameter_sets_and_fresh_tensors(make_set, sf001: Pat
     # the pool's clones; then the profiled call.
     calls, fresh = lines[n:-13], lines[-13:-1]
     assert len({c.split()[0] for c in calls}) >= 3  # the pool's clones, not one tensor
-    assert len({tuple(c.split()[1:]) for c in calls}) == n  # every parameter set, not the defaults alone
+    logged = {(str(p["date"]), str(p["discount"])) for p in parameter_sets(QUERIES[6], 4, 7)}
+    assert {tuple(c.split()[1:]) for c in calls} == logged  # every parameter set, not the defaults alone
     fresh_sets = [tuple(c.split()[1:]) for c in fresh]
     assert len(set(fresh_sets)) == 3 and all(len(set(fresh_sets[i : i + 4])) == 1 for i in (0, 4, 8))
     assert not set(fresh_sets) & {tuple(c.split()[1:]) for c in calls}
@@ -299,7 +300,7 @@ def test_a_kernel_that_replays_the_default_answer_while_timed_is_caught(make_set
         "CALLS = []\n\n"
         "def run_query(tables, **params):\n"
         "    CALLS.append(1)\n"
-        "    if len(CALLS) > 5:  # past the trials: answer every call with the defaults' result\n"
+        f"    if len(CALLS) > {trials()}:  # past the trials: answer every call with the defaults' result\n"
         "        params = {}\n"
         "    return plan(tables, **params)\n"
     )
@@ -319,7 +320,7 @@ def test_a_kernel_that_mutates_its_inputs_only_while_timed_is_caught_and_the_bas
         "def run_query(tables, **params):\n"
         "    CALLS.append(1)\n"
         "    out = plan(tables, **params)\n"
-        "    if len(CALLS) > 5:\n"
+        f"    if len(CALLS) > {trials()}:  # past the trials\n"
         "        tables['lineitem']['l_quantity'].add_(100.0)  # the next call filters nothing\n"
         "    return out\n"
     )

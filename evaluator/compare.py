@@ -10,25 +10,16 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 import numpy as np
-import torch
+
+from evaluator.results import checked_columns
 
 RTOL = 1e-9
 ATOL_SCALE = 1e-9
 
 
 def to_numpy(result: object) -> dict[str, np.ndarray]:
-    """The result of `run_query`: a mapping of names to 1-D tensors. Anything else is refused."""
-    if not isinstance(result, Mapping):
-        raise TypeError(f"run_query must return a dict of named 1-D tensors, got {type(result).__name__}")
-    arrays = {}
-    for name, value in result.items():
-        # type() rather than isinstance(): a tensor subclass could lie about its values when read.
-        if type(value) is not torch.Tensor:
-            raise TypeError(f"result column {name!r} is a {type(value).__name__}, not a torch.Tensor")
-        if value.dim() != 1:
-            raise TypeError(f"result column {name!r} has shape {tuple(value.shape)}; it must be 1-D")
-        arrays[str(name)] = value.detach().cpu().numpy()
-    return arrays
+    """The result of `run_query` on the host: a mapping of names to 1-D tensors. Anything else is refused."""
+    return {name: tensor.detach().cpu().numpy() for name, tensor in checked_columns(result)}
 
 
 def compare(

@@ -31,7 +31,7 @@ def pack(results: list[object]) -> tuple[Layout, bytes]:
     views, layout, offset = [], [], 0
     for result in results:
         columns = []
-        for name, tensor in _columns(result):
+        for name, tensor in checked_columns(result):
             dtype = str(tensor.dtype).removeprefix("torch.")
             raw = tensor.detach().contiguous().view(torch.uint8) if tensor.numel() else None
             columns.append([name, dtype, int(tensor.numel()), offset])
@@ -44,7 +44,9 @@ def pack(results: list[object]) -> tuple[Layout, bytes]:
     return layout, torch.cat(views).cpu().numpy().tobytes()
 
 
-def _columns(result: object) -> list[tuple[str, Any]]:
+def checked_columns(result: object) -> list[tuple[str, Any]]:
+    """A result's columns, (name, tensor) each; TypeError for anything but a mapping of names to plain
+    1-D tensors of a dtype in `DTYPES`."""
     import torch
 
     if not isinstance(result, Mapping):

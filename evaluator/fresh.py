@@ -66,35 +66,36 @@ def rolls(seed: int, query: Query, count: int) -> list[tuple[float, float]]:
 
 def cached(timing: dict[str, Any], facts: dict[str, Any], device: str = "cuda") -> str | None:
     """Why the timed median measured look-ups (the fresh calls far slower than it), or None."""
-    ratio = slowdown(timing, facts)
-    if ratio is None:
-        return None
-    fresh_ms = statistics.median(facts["kernel"]["ms"])
-    timed_ms = timing["kernel"]["median_ms"]
-    if ratio > SLOWER and fresh_ms - timed_ms > SLACK_MS["cuda" if device.startswith("cuda") else "cpu"]:
-        return (
-            f"timed at {timed_ms:.3f} ms on the rotation's parameter sets but {fresh_ms:.3f} ms on sets it "
-            f"had not seen ({ratio:.1f}x slower than the baseline's same comparison): results are kept "
-            "across calls, so the timed reps measured look-ups, not the work"
-        )
-    return None
+    found = _far_slower(timing, facts, "ms", device)
+    return found and (
+        f"timed at {found[0]:.3f} ms on the rotation's parameter sets but {found[1]:.3f} ms on sets it had "
+        f"not seen ({found[2]:.1f}x slower than the baseline's same comparison): results are kept across "
+        "calls, so the timed reps measured look-ups, not the work"
+    )
 
 
 def precomputed(timing: dict[str, Any], facts: dict[str, Any], device: str = "cuda") -> str | None:
     """Why the timed median hides work done once per table content (its first calls on new content far
     slower than it), or None."""
-    ratio = first_slowdown(timing, facts)
+    found = _far_slower(timing, facts, "first_ms", device)
+    return found and (
+        f"timed at {found[0]:.3f} ms on table content it had seen, but its first calls on new content took "
+        f"{found[1]:.3f} ms ({found[2]:.1f}x slower than the baseline's same comparison): work done once "
+        "per table content and kept is hidden from the timed calls"
+    )
+
+
+def _far_slower(
+    timing: dict[str, Any], facts: dict[str, Any], key: str, device: str
+) -> tuple[float, float, float] | None:
+    """(timed median, the `key` calls' median, their slowdown) when those calls were far slower than the
+    timed median, beyond what the baseline shows (`SLOWER`, `SLACK_MS`); else None."""
+    ratio = slowdown(timing, facts, key)
     if ratio is None:
         return None
-    first_ms = statistics.median(facts["kernel"]["first_ms"])
-    timed_ms = timing["kernel"]["median_ms"]
-    if ratio > SLOWER and first_ms - timed_ms > SLACK_MS["cuda" if device.startswith("cuda") else "cpu"]:
-        return (
-            f"timed at {timed_ms:.3f} ms on table content it had seen, but its first calls on new content "
-            f"took {first_ms:.3f} ms ({ratio:.1f}x slower than the baseline's same comparison): work done "
-            "once per table content and kept is hidden from the timed calls"
-        )
-    return None
+    timed_ms, other_ms = timing["kernel"]["median_ms"], statistics.median(facts["kernel"][key])
+    slack = SLACK_MS["cuda" if device.startswith("cuda") else "cpu"]
+    return (timed_ms, other_ms, ratio) if ratio > SLOWER and other_ms - timed_ms > slack else None
 
 
 def slowdown(timing: dict[str, Any], facts: dict[str, Any], key: str = "ms") -> float | None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections import Counter
 from pathlib import Path
 
+import pytest
 import torch
 
 from evaluator import fresh
@@ -55,3 +56,14 @@ def test_a_kernel_is_judged_cached_only_when_fresh_calls_are_far_slower_than_the
     assert fresh.cached(timing, cached, device="cpu")
     assert fresh.cached(timing, slow_everywhere) is None  # the baseline slowed as much: the parameters
     assert fresh.slowdown(timing, {"kernel": {"ms": []}}) is None
+
+
+def test_a_kernel_is_judged_to_precompute_only_when_its_first_calls_on_new_content_are_far_slower() -> None:
+    timing = {"kernel": {"median_ms": 1.0}, "baseline": {"median_ms": 2.0}}
+    honest = {"kernel": {"first_ms": [1.2, 1.1, 1.3]}, "baseline": {"first_ms": [2.1, 2.2, 2.0]}}
+    cube = {"kernel": {"first_ms": [80.0, 1.0, 79.0]}, "baseline": {"first_ms": [2.1, 2.2, 2.0]}}
+    both_slow = {"kernel": {"first_ms": [3.0, 3.1, 2.9]}, "baseline": {"first_ms": [6.0, 6.2, 6.1]}}
+    assert fresh.precomputed(timing, honest) is None
+    assert "work done once per table content" in fresh.precomputed(timing, cube)
+    assert fresh.precomputed(timing, both_slow) is None  # new content costs the baseline as much
+    assert fresh.first_slowdown(timing, cube) == pytest.approx(79.0 / 1.05)  # over the baseline's 2.1 / 2.0

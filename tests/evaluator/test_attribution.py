@@ -130,13 +130,11 @@ def test_the_harness_records_share_launches_and_the_label_from_the_runners_profi
     from evaluator.report import QueryResult, Status
 
     result = QueryResult(query=6, status=Status.PASSED)
-    response = {
-        "profile": {
-            "baseline": {"activity": [["triton_red_fused_sum_0", 1, 600.0]]},
-            "kernel": {"activity": [["_q06_partials", 1, 50.0], ["triton_poi_fused_0", 2, 450.0]]},
-        }
+    profile = {
+        "baseline": {"activity": [["triton_red_fused_sum_0", 1, 600.0]]},
+        "kernel": {"activity": [["_q06_partials", 1, 50.0], ["triton_poi_fused_0", 2, 450.0]]},
     }
-    _attribute(result, response, (EXAMPLES / "triton-q06-full" / "q06.py").read_text())
+    _attribute(result, profile, (EXAMPLES / "triton-q06-full" / "q06.py").read_text())
     assert result.kernel_time_share == pytest.approx(0.1) and result.launches == 3
     assert result.stats["baseline_launches"] == 1
     assert result.stats["framework_fallback"].startswith("framework fallback: 10% ")

@@ -19,7 +19,7 @@ from typing import Any
 
 PREFIX = struct.Struct(">IQ")
 MAX_HEADER = 1 << 20
-MAX_PAYLOAD = 256 << 20  # a batch of results; Q16's largest at SF10 is about 0.6 MB a call
+MAX_PAYLOAD = 64 << 20  # a batch of results (at most 60 calls); Q16's largest at SF10 is about 0.6 MB a call
 
 
 class ChannelError(Exception):

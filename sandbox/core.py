@@ -67,6 +67,7 @@ class Job:
     queries: tuple[int, ...] = ()  # empty: every benchmark query
     check_scale_factors: tuple[float, ...] = ()  # further (smaller) SFs for the correctness trials
     warm_jobs: int = 0  # compile the baselines first, this many at a time (evaluator Options.warm_jobs)
+    seed: int | None = None  # the draws' seed; None: a fresh secret one (the leaderboard's way)
 
 
 def evaluate(job: Job, *, backend: str = "bubblewrap", limits: Limits | None = None) -> dict[str, Any]:
@@ -91,6 +92,7 @@ def evaluate(job: Job, *, backend: str = "bubblewrap", limits: Limits | None = N
         trials=job.trials,
         query_timeout_s=job.query_timeout_s,
         compile_limit_s=job.compile_limit_s,
+        seed=job.seed,
         timing=TimingPolicy.for_device(job.device, job.max_time_per_query_s),
         queries=job.queries or tuple(sorted(QUERIES)),
         check_sf_folders=tuple(prepare(job.data_dir, sf, progress=False) for sf in job.check_scale_factors),

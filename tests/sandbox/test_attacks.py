@@ -252,5 +252,6 @@ def test_a_kernel_that_floods_its_output_leaves_the_harness_its_memory(
 def test_a_kernel_wrong_where_random_trials_seldom_look_is_caught(
     attack: Attack, query: int, tpch_data: Path, tmp_path: Path, no_admission: None
 ) -> None:
-    result = evaluate(attack_set(tmp_path, attack.file, query), tpch_data, queries=(query,))
+    # Seed 1: the trials include a Q19 set that selects no row at SF0.01 (a third of random draws do).
+    result = evaluate(attack_set(tmp_path, attack.file, query), tpch_data, queries=(query,), seed=1)
     assert (result["status"], attack.words in result["reason"]) == (attack.status, True), result["reason"]

@@ -191,6 +191,9 @@ def _pools(baseline: Remote, candidate: Remote | None, sides: Sides, outcome: Ou
 def _runner(launch: Launcher, sides: Sides, kernel: tuple[Path, str] | None) -> Iterator[Remote]:
     """A runner in a scratch folder of its own (its build caches), stopped whatever happens."""
     readable = list(sides.folders) + ([kernel[0].parent] if kernel else [])
+    # A backstop behind the harness's own deadlines on each answer: start-up and trials, four times the
+    # timing budget (warm-up and the last sample may outlast it), and a minute for each fresh set and
+    # for the profile.
     limit = sides.query_timeout_s + sides.timing.max_time_s * 4 + 60 * (1 + len(sides.fresh))
     with tempfile.TemporaryDirectory(prefix=f"dkb-{sides.query.slug}-") as scratch:
         remote = Remote(

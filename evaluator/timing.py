@@ -299,14 +299,6 @@ def _stats(samples: list[float], strata: int = 1, reps: list[int] | None = None)
     )
 
 
-def time_call(fn: Callable[[], object], *, device: torch.device) -> tuple[float, object]:
-    """One call, timed as a timed rep is (L2 flushed, sync -> call -> sync): (ms, its result)."""
-    flush = (
-        torch.empty(L2_FLUSH_BYTES // 4, dtype=torch.int32, device=device) if device.type == "cuda" else None
-    )
-    return _timed(fn, device, flush)
-
-
 def _timed(
     fn: Callable[[], object], device: torch.device, flush: torch.Tensor | None
 ) -> tuple[float, object]:

@@ -36,33 +36,31 @@ def main(argv: list[str] | None = None) -> int:
     run.add_argument("--out", type=Path, help="write the report here (default: stdout)")
     run.add_argument(
         "--baseline",
-        choices=("auto", "best", "compiled", "eager"),
-        default="auto",
-        help="best: the faster of eager and compiled, per query; auto: best on CUDA, eager on CPU",
+        choices=("recorded", "best", "compiled", "eager"),
+        default="recorded",
+        help="recorded (default): per query, the mode `baselines` chose for this hardware (without a "
+        "calibration: compiled on CUDA, eager on CPU); best: probe both per query (experiments only)",
     )
     run.add_argument("--trials", type=int, default=5, help="parameter sets per query (default 5)")
     run.add_argument("--seed", type=int, help="seed for the random parameters (default: a secret one)")
     run.add_argument("--max-time", type=float, help="timing budget per query, s (15 on a GPU, 2 on a CPU)")
-    run.add_argument("--no-prepare", action="store_true", help="fail rather than generate missing data")
-    run.add_argument("--queries", type=_query_list, help="evaluate only these, e.g. 6,14 (default: all)")
-    run.add_argument("--compile-cache", type=Path, help="a cache `warm` filled: runners start from a copy")
+    run.add_argument("--queries", type=_query_list, help="only these, e.g. 6,14 (default: the set's)")
     run.add_argument(
-        "--warm-jobs",
-        type=int,
-        default=4,
-        help="without --compile-cache, where a compiled baseline is timed (CUDA): compile the baselines "
-        "for this run's parameters first, this many at a time (default 4; 0: each runner compiles its own)",
+        "--sandbox",
+        choices=("bubblewrap", "docker", "process"),
+        default="process",
+        help="how runners start: process (default: your own kernels, rlimits only), bubblewrap (the site's)",
     )
+    run.add_argument("--timeout", type=int, default=3600, help="wall-time limit of the evaluation, s")
 
-    warm = commands.add_parser("warm", help="compile the baselines into a cache, in a trusted process")
-    warm.add_argument("--cache-dir", type=Path, required=True, help="the cache to fill")
-    warm.add_argument("--sf", type=float, default=0.01, help="scale factor (default 0.01)")
-    warm.add_argument("--data-dir", type=Path, default=Path(DEFAULT_DATA_DIR))
-    warm.add_argument("--device", default="auto", help="cpu, cuda or auto (cuda when present)")
-    warm.add_argument("--trials", type=int, default=5, help="parameter sets per query, as for run")
-    warm.add_argument("--seed", type=int, required=True, help="the seed the runs will use")
-    warm.add_argument("--queries", type=_query_list, help="e.g. 1,6,13 (default: all)")
-    warm.add_argument("--jobs", type=int, default=1, help="queries compiled at once (default 1)")
+    baselines = commands.add_parser(
+        "baselines", help="choose each query's baseline mode on this hardware and fill the compile cache"
+    )
+    baselines.add_argument("--sf", type=float, default=10.0, help="scale factor (default 10)")
+    baselines.add_argument("--data-dir", type=Path, default=Path(DEFAULT_DATA_DIR))
+    baselines.add_argument("--device", default="auto", help="cpu, cuda or auto (cuda when present)")
+    baselines.add_argument("--queries", type=_query_list, help="e.g. 1,6,13 (default: all)")
+    baselines.add_argument("--jobs", type=int, default=4, help="queries compiled at once (default 4)")
 
     check = commands.add_parser("check", help="fast feedback on one kernel file, as JSON")
     check.add_argument("kernel", type=Path, help="a kernel file named after its query, e.g. q06.py")
@@ -118,17 +116,8 @@ def main(argv: list[str] | None = None) -> int:
             return 0
         if args.command == "check":
             return _check(args)
-        if args.command == "warm":
-            from evaluator.queries import QUERIES
-            from evaluator.tpch.generate import prepare as prepare_data
-            from evaluator.warm import warm
-
-            folder = prepare_data(args.data_dir, args.sf, progress=False)
-            device = _resolve_device(args.device)
-            queries = args.queries or sorted(QUERIES)
-            warm(args.cache_dir, folder, device, queries, args.trials, args.seed, jobs=args.jobs,
-                 echo=lambda line: print(line, flush=True))  # fmt: skip
-            return 0
+        if args.command == "baselines":
+            return _baselines(args)
         if args.command == "validate":
             return _validate(args)
         if args.command == "bench":
@@ -148,59 +137,64 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _run(args: argparse.Namespace) -> int:
+    from tqdm import tqdm
 
-    import torch
+    from evaluator.evaluation import Job, evaluate
+    from evaluator.harness import check_scale_factors
 
-    from evaluator.harness import Options, check_scale_factors, evaluate
-    from evaluator.kernelset import kernel_set_from_dir
-    from evaluator.timing import TimingPolicy
-    from evaluator.tpch.generate import prepare as prepare_data
-    from evaluator.tpch.generate import sf_dir
-
-    device = _resolve_device(args.device)
-    kernel_set = kernel_set_from_dir(args.kernel_set)
     try:
         checks = check_scale_factors(args.check_sf, args.sf)
     except ValueError as exc:
         print(f"error: --check-sf {exc}", file=sys.stderr)
         return 2
-    if args.warm_jobs < 0:
-        print("error: --warm-jobs is 0 or more", file=sys.stderr)
-        return 2
-    folders = [
-        sf_dir(args.data_dir, sf) if args.no_prepare else prepare_data(args.data_dir, sf)
-        for sf in (*checks, args.sf)
-    ]
-    options = Options(
-        sf_folder=folders[-1],
-        check_sf_folders=tuple(folders[:-1]),
-        device=device,
-        baseline=args.baseline,
+    job = Job(
+        kernel_dir=args.kernel_set,
+        data_dir=args.data_dir,
+        scale_factor=args.sf,
+        device=_resolve_device(args.device),
+        timeout_s=args.timeout,
+        max_time_per_query_s=args.max_time,
         trials=args.trials,
+        queries=tuple(args.queries or ()),
+        check_scale_factors=checks,
         seed=args.seed,
-        timing=TimingPolicy.for_device(torch.device(device).type, args.max_time),
-        compile_cache=args.compile_cache,
-        warm_jobs=args.warm_jobs,
-        **({"queries": tuple(args.queries)} if args.queries else {}),
+        baseline=args.baseline,
     )
-    report = evaluate(kernel_set, args.kernel_set, options, progress=_print_query)
-    text = json.dumps(report.to_dict(), indent=2)
+    with tqdm(desc=f"{args.kernel_set.name} SF{args.sf:g}", unit="query", file=sys.stderr) as bar:
+        report = evaluate(job, backend=args.sandbox, progress=lambda p: _progress(bar, p))
+    text = json.dumps(report, indent=2)
     if args.out:
         args.out.write_text(text + "\n")
     else:
         print(text)
-    print(f"overall speedup {report.overall_speedup}, pass rate {report.pass_rate:.0%}, "
-          f"{report.wall_s:.0f} s", file=sys.stderr)  # fmt: skip
+    ranked = report["timing"].get("reason") or "ranked"
+    print(f"overall speedup {report['overall_speedup']}, pass rate {report['pass_rate']:.0%}, "
+          f"{report['wall_s']:.0f} s; {ranked}", file=sys.stderr)  # fmt: skip
     return 0
 
 
-def _print_query(q: Any, done: int, total: int) -> None:
-    """One line per query as it ends, on stderr: a long evaluation shows its progress."""
-    timing = f"{q.baseline_ms:.3f} ms -> {q.kernel_ms:.3f} ms" if q.kernel_ms else ""
-    wall = q.stats.get("wall_s") or {}
-    seconds = f"({wall['query']:.0f} s)" if "query" in wall else ""
-    line = f"[{done}/{total}] Q{q.query:02d} {q.status:<13} {timing} {seconds} {q.reason[:300]}"
-    print(line, file=sys.stderr, flush=True)
+def _progress(bar: Any, progress: Any) -> None:
+    """The bar: query i of n; a line per query as it ends."""
+    bar.total = progress.total
+    if progress.phase == "started":
+        bar.set_postfix_str(f"Q{progress.query:02d}")
+    else:
+        bar.update(progress.done - bar.n)
+        bar.write(f"Q{progress.query:02d} {progress.status}", file=sys.stderr)
+
+
+def _baselines(args: argparse.Namespace) -> int:
+    from evaluator.baselines import RULE, calibrate, record_path
+    from evaluator.queries import QUERIES
+    from evaluator.tpch.generate import prepare as prepare_data
+
+    device = _resolve_device(args.device)
+    folder = prepare_data(args.data_dir, args.sf, progress=False)
+    print(f"calibrating on {device}, SF{args.sf:g}: {RULE}", flush=True)
+    rows = calibrate(args.data_dir, folder, args.sf, device, args.queries or sorted(QUERIES), jobs=args.jobs,
+                     echo=lambda line: print(line, flush=True))  # fmt: skip
+    print(f"recorded in {record_path(args.data_dir, device)}")
+    return 0 if all("error" not in row for row in rows) else 1
 
 
 def _check(args: argparse.Namespace) -> int:

@@ -1,12 +1,17 @@
-"""Disjoint CPU cores for the runner and for DuckDB's answers, on a GPU host.
+"""Disjoint CPU cores for the harness, the runners and DuckDB's answers, on a GPU host.
 
-The harness computes a query's expected answers with DuckDB while the runner times its calls
+The harness computes a query's expected answers with DuckDB while the runners time their calls
 (evaluator/judge.py). A timed call is host work too (Python, launches, synchronize): on cores DuckDB
-keeps busy it is slower and varies with what DuckDB happens to be doing. So on CUDA, with at least
-four cores, the runner gets one half of this process's cores and DuckDB the other. Linux sets the
-affinity per thread and a child inherits its parent thread's: the harness's thread that starts the
-runners is pinned to the runner's half (`pinned`), DuckDB's thread, which starts DuckDB's workers, to
-the other (`Answers(cores=...)`). On a CPU evaluation the timings only show a kernel runs: no split.
+keeps busy it is slower and varies with what DuckDB happens to be doing. And a speedup compares two
+runners' host work: on a lent host one core can run 10% slower than another for minutes, so the
+baseline's runner and the kernel's, on different cores, differed by that much from one machine to the
+next (harness 0.5.0, docs/evaluation.md). So on CUDA, with at least four cores, DuckDB gets one half of
+this process's cores, both runners share one core of the other half (they are timed in turn and wait
+on their channel without spinning between batches: evaluator/runner.py), and the harness, which
+spins on their answers, the rest. Linux sets the affinity per thread and a child inherits its parent
+thread's: the harness pins itself (`pinned`), the thread that starts a runner pins itself to the
+runners' core while it does, and DuckDB's thread, which starts DuckDB's workers, to DuckDB's half
+(`Answers(cores=...)`). On a CPU evaluation the timings only show a kernel runs: no split.
 """
 
 from __future__ import annotations
@@ -14,19 +19,30 @@ from __future__ import annotations
 import os
 from collections.abc import Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass
 
 MIN_CORES = 4
 
 
-def split(device: str) -> tuple[frozenset[int], frozenset[int]] | None:
-    """(the runner's cores, DuckDB's cores), or None where there is no split to make."""
+@dataclass(frozen=True)
+class Split:
+    harness: frozenset[int]
+    runners: frozenset[int]
+    answers: frozenset[int]
+
+    def describe(self) -> dict[str, list[int]]:
+        return {name: sorted(getattr(self, name)) for name in ("harness", "runners", "answers")}
+
+
+def split(device: str) -> Split | None:
+    """The cores of each part, or None where there is no split to make."""
     if not device.startswith("cuda") or not hasattr(os, "sched_getaffinity"):
         return None
     cores = sorted(os.sched_getaffinity(0))
     if len(cores) < MIN_CORES:
         return None
     half = len(cores) // 2
-    return frozenset(cores[half:]), frozenset(cores[:half])
+    return Split(frozenset(cores[half:-1]), frozenset(cores[-1:]), frozenset(cores[:half]))
 
 
 @contextmanager

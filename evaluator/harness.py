@@ -8,13 +8,11 @@ timings against the bandwidth floor. A runner that crashes or hangs costs only i
 
 from __future__ import annotations
 
-import contextlib
 import random
 import secrets
 import shutil
-import tempfile
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from math import inf
 from pathlib import Path
@@ -23,6 +21,7 @@ from typing import Any
 from evaluator import HARNESS_VERSION, admission, cores, fresh
 from evaluator import hardware as hw
 from evaluator.attribution import attribute, fallback_reason, own_kernels
+from evaluator.baselines import compile_env
 from evaluator.errors import EvaluatorError
 from evaluator.judge import Answers
 from evaluator.kernelset import KernelSet
@@ -35,7 +34,6 @@ from evaluator.timing import TimingPolicy, host_usual
 from evaluator.tpch.generate import prepare
 from evaluator.tpch.load import column_bytes, scale_factor
 from evaluator.validate import parameter_sets
-from evaluator.warm import compile_env, recorded_choice, warm
 
 
 @dataclass(frozen=True)
@@ -60,30 +58,41 @@ class Draw:
 
 
 @dataclass(frozen=True)
+class Progress:
+    """What an evaluation tells its caller as it goes: a query's runner started, or a query ended."""
+
+    done: int  # queries ended so far, of those that get a runner
+    total: int  # queries that get a runner: the set's own
+    query: int
+    phase: str  # "started" or "ended"
+    status: str = ""  # the ended query's
+
+
+@dataclass(frozen=True)
 class Options:
     sf_folder: Path
     device: str = "cpu"
-    # "compiled" (torch.compile), "eager", "best" (the faster of the two, per query), or "auto": best on
-    # CUDA, eager on CPU (where Triton's interpreter is timed and compiling would only cost time)
-    baseline: str = "auto"
+    # "recorded": per query, the mode its calibration chose (`baselines`; evaluator/baselines.py), or
+    # without one compiled on CUDA and eager on a CPU; or "compiled", "eager", "best" (the faster of the
+    # two, probed per query and evaluation: for experiments, never the site's way)
+    baseline: str = "recorded"
+    baselines: dict[int, dict[str, Any]] = field(default_factory=dict)  # the calibration's, per query
     trials: int = 5  # the spec's default parameters plus trials - 1 seeded random parameter sets
     seed: int | None = None  # None: a fresh secret seed per evaluation
     timing: TimingPolicy = field(default_factory=TimingPolicy)
     query_timeout_s: float = 180  # one runner's start-up, build and trials; timing comes on top
     compile_limit_s: float = 120  # importing the kernel file and what it builds there
-    queries: tuple[int, ...] = tuple(sorted(QUERIES))
+    queries: tuple[int, ...] = tuple(sorted(QUERIES))  # reported
+    # Started: the others are reported as missing, at 1.0, with no runner. None: all of `queries`.
+    run_queries: tuple[int, ...] | None = None
     # Further scale factors' folders (smaller ones, say SF1 beside SF10): the correctness trials run
     # there too, in the same runner, before the main scale factor's trials; timing is at the main one.
     check_sf_folders: tuple[Path, ...] = ()
     verify_share: float | None = None  # share of timed reps whose results are checked; None: by SF
-    # A compile cache a trusted process filled (`python -m evaluator warm`): each runner starts from a
-    # private copy of it, so the baselines' torch.compile is a cache hit and nothing a runner writes
-    # reaches another.
+    # A compile cache a trusted process filled (the calibration, evaluator/baselines.py): each baseline
+    # runner starts from a private copy of its query's folder, so its torch.compile is a cache hit and
+    # nothing a runner writes reaches another.
     compile_cache: Path | None = None
-    # Without a compile cache, and where a compiled baseline may be timed: compile the baselines first,
-    # `warm_jobs` queries at a time, in trusted processes, for this evaluation's own draw (its secret
-    # seed), into a cache that lives as long as the evaluation. 0: each runner compiles its own.
-    warm_jobs: int = 0
 
     def __post_init__(self) -> None:
         # Runners start in a temporary folder: a relative data path (var/data/sf10) would not resolve
@@ -122,49 +131,16 @@ def evaluate(
     kernel_dir: Path,
     options: Options,
     launch: Launcher | None = None,
-    progress: Callable[[QueryResult, int, int], None] | None = None,
+    progress: Callable[[Progress], None] | None = None,
 ) -> Report:
-    """Evaluate the set's queries one after the other (after warming a compile cache for them, with
-    `options.warm_jobs`); `progress(result, done, total)` hears of each as it ends (a run cut short
-    still says how far it got)."""
+    """Evaluate the set's queries one after the other; `progress` hears of each as it starts and ends
+    (a run cut short still says how far it got). Callers go through evaluator/evaluation.py."""
     launch = launch or Launcher()
-    baseline_mode = options.baseline
-    if baseline_mode == "auto":
-        baseline_mode = "best" if options.device.startswith("cuda") else "eager"
     seed = options.seed if options.seed is not None else secrets.randbits(32)
     started = time.perf_counter()
-    with _warmed(options, baseline_mode, seed) as (options, warm_s):
-        report = _evaluate(kernel_set, kernel_dir, options, launch, progress, baseline_mode, seed)
-    report.warm_s = warm_s
+    report = _evaluate(kernel_set, kernel_dir, options, launch, progress, seed)
     report.wall_s = round(time.perf_counter() - started, 3)
     return report.aggregate()
-
-
-@contextlib.contextmanager
-def _warmed(options: Options, baseline_mode: str, seed: int) -> Iterator[tuple[Options, float | None]]:
-    """The options the runners get, with the seconds spent warming: a compile cache filled here for
-    this evaluation's draw (`Options.warm_jobs`), removed when the evaluation ends; or as they were.
-
-    A cache warmed once for a fixed seed misses under a fresh secret one (the parameter sets differ,
-    and with them the warm step's probe and the graphs that depend on their values), so it is warmed
-    per evaluation. Trusted: no kernel is imported, and each runner still gets a private copy.
-    """
-    if not options.warm_jobs or options.compile_cache or baseline_mode == "eager":
-        yield options, None
-        return
-    with tempfile.TemporaryDirectory(prefix="dkb-warm-") as cache:
-        started = time.perf_counter()
-        warm(
-            Path(cache),
-            options.sf_folder,
-            options.device,
-            list(options.queries),
-            options.trials,
-            seed,
-            jobs=options.warm_jobs,
-            echo=None,
-        )
-        yield options | {"compile_cache": Path(cache)}, round(time.perf_counter() - started, 3)
 
 
 def _evaluate(
@@ -172,11 +148,10 @@ def _evaluate(
     kernel_dir: Path,
     options: Options,
     launch: Launcher,
-    progress: Callable[[QueryResult, int, int], None] | None,
-    baseline_mode: str,
+    progress: Callable[[Progress], None] | None,
     seed: int,
 ) -> Report:
-    """`evaluate`'s queries, with the runners' options, the baseline mode and the seed settled."""
+    """`evaluate`'s queries, with the seed settled."""
     manifest = kernel_set.manifest
     results, hardware = [], {}
     # The roofline's inputs come from this side: the runner's report of its GPU and of the bytes it
@@ -184,17 +159,25 @@ def _evaluate(
     gpu = hw.gpu_state(options.device) if options.device.startswith("cuda") else None
     peak_gbs = hw.peak_bandwidth_gbs(gpu["name"]) if gpu else None
     copy_gbs = hw.measured_copy_gbs(options.device) if options.device.startswith("cuda") else None
-    split = cores.split(options.device)  # (the runners' cores, DuckDB's): evaluator/cores.py
-    usual = None  # the fastest usual host probe on the runners' cores so far (evaluator/timing.py)
-    with cores.pinned(split[0] if split else None):
+    split = cores.split(options.device)  # the harness's, the runners' and DuckDB's cores: evaluator/cores.py
+    usual = None  # the fastest usual host probe on the runners' core so far (evaluator/timing.py)
+    run = set(options.queries if options.run_queries is None else options.run_queries)
+    total = sum(number in run for number in options.queries)
+    with cores.pinned(split.harness if split else None):
         for number in options.queries:
-            launch.check()
             query = QUERIES[number]
+            if number not in run:
+                results.append(_not_run(query, options))
+                continue
+            launch.check()
+            if progress is not None:
+                progress(Progress(sum(r.query in run for r in results), total, number, "started"))
             kernel_path = (
                 Path(kernel_dir).resolve() / f"{query.slug}.py" if number in kernel_set.kernels else None
             )
-            if options.device.startswith("cuda"):
-                usual = min(host_usual(), usual or float("inf"))
+            if split:
+                with cores.pinned(split.runners):
+                    usual = min(host_usual(), usual or float("inf"))
             timing = replace(options.timing, host_usual_s=usual)
             result, described = _evaluate_query(
                 query,
@@ -202,21 +185,22 @@ def _evaluate(
                 manifest.language,
                 manifest.scope,
                 replace(options, timing=timing),
-                baseline_mode,
                 seed,
                 launch,
                 peak_gbs,
-                split[1] if split else None,
+                split,
             )
             results.append(result)
             hardware = hardware or described
             if progress is not None:
-                progress(result, len(results), len(options.queries))
+                done = sum(r.query in run for r in results)
+                progress(Progress(done, total, number, "ended", result.status))
     if usual is not None:
         for result in results:
             mark_slow_host(result, usual, options.timing.host_slack)
+    hardware = {"device": options.device.split(":")[0]} | hardware
     if split:
-        hardware = hardware | {"cores": {"runner": sorted(split[0]), "answers": sorted(split[1])}}
+        hardware = hardware | {"cores": split.describe()}
     if gpu:
         end = hw.gpu_state(options.device)
         hardware = hardware | {
@@ -232,8 +216,8 @@ def _evaluate(
         check_scale_factors=[scale_factor(f) for f in options.check_sf_folders],
         language=manifest.language,
         scope=manifest.scope,
-        baseline=baseline_mode,
-        sandbox={"backend": launch.backend},
+        baseline=options.baseline,
+        sandbox=launch.describe(),
         queries=results,
         manifest=manifest.to_dict() | {"seed": seed},
     )
@@ -254,11 +238,10 @@ def _evaluate_query(
     language: str,
     scope: str,
     options: Options,
-    baseline_mode: str,
     seed: int,
     launch: Launcher,
     peak_gbs: float | None = None,
-    answer_cores: frozenset[int] | None = None,
+    split: cores.Split | None = None,
 ) -> tuple[QueryResult, dict[str, Any]]:
     started = time.perf_counter()
     result = QueryResult(query=query.number, status=Status.MISSING)
@@ -274,18 +257,11 @@ def _evaluate_query(
     else:
         run_kernel = True
     draw = Draw.of(query, options, seed, with_fresh=run_kernel)
-    mode = baseline_mode
-    recorded = None
-    if baseline_mode == "best" and options.compile_cache:
-        # The warm step timed eager against compiled on these inputs: time its winner, no probe here.
-        recorded = recorded_choice(
-            options.compile_cache, query, options.sf_folder, options.device, seed, options.trials
-        )
-        mode = recorded["mode"] if recorded else mode
+    mode = baseline_mode(query, options)
     # The same parameter sets at every scale factor; DuckDB answers them while the runners start.
     folders = _folders(options, query if run_kernel else None)
     answers = (
-        Answers(query, folders, draw.params, draw.fresh, cores=answer_cores, seed=seed)
+        Answers(query, folders, draw.params, draw.fresh, cores=split.answers if split else None, seed=seed)
         if run_kernel
         else None
     )
@@ -302,6 +278,7 @@ def _evaluate_query(
         fresh=draw.fresh,
         rolls=draw.rolls,
         build_env=lambda folder, baseline: _build_env(folder, options, query, baseline),
+        runner_cores=split.runners if split else None,
     )
     setup_s = time.perf_counter() - started
     try:
@@ -314,11 +291,9 @@ def _evaluate_query(
     if run_kernel:
         result.status, result.reason, result.trials = found.status, found.reason, found.trials
     result.stats = found.stats
-    if recorded:
-        result.stats["baseline_mode"] = recorded["mode"]
-        result.stats["baseline_probe"] = {k: v for k, v in recorded.items() if k.endswith("_ms")} | {
-            "by": "warm"
-        }
+    if options.baseline == "recorded":
+        result.stats["baseline_mode"] = mode
+        result.stats["baseline_calibration"] = options.baselines.get(query.number)
     if options.timing.host_usual_s is not None:  # the harness's usual host probe, the sessions' reference
         result.stats["host_usual_us"] = round(options.timing.host_usual_s * 1e6, 2)
     result.stats["wall_s"] = {
@@ -333,6 +308,31 @@ def _evaluate_query(
         result.speedup = result.baseline_ms / result.kernel_ms
         _roofline(result, column_bytes(options.sf_folder, query.columns()), peak_gbs)
     return result, found.hardware
+
+
+def baseline_mode(query: Query, options: Options) -> str:
+    """The mode the query's baseline is timed in: the calibration's choice, or without one compiled
+    on CUDA and eager on a CPU (where Triton's interpreter is timed and compiling only costs time)."""
+    if options.baseline != "recorded":
+        return options.baseline
+    record = options.baselines.get(query.number)
+    if record:
+        return record["mode"]
+    return "compiled" if options.device.startswith("cuda") else "eager"
+
+
+def _not_run(query: Query, options: Options) -> QueryResult:
+    """A query the set has no kernel for: it scores 1.0 by the fallback rule and gets no runner. Its
+    baseline time, where the hardware was calibrated, is the calibration's (for the overall speedup)."""
+    result = QueryResult(
+        query=query.number, status=Status.MISSING, reason="no kernel in the set: scores 1.0, not timed"
+    )
+    record = options.baselines.get(query.number) if options.baseline == "recorded" else None
+    if record:
+        mode = record["mode"]
+        result.baseline_ms = record[f"{mode}_ms"]
+        result.stats = {"baseline_mode": mode, "baseline_calibration": record}
+    return result
 
 
 def _attribute(result: QueryResult, profile: dict[str, Any], source: str) -> None:
@@ -356,7 +356,7 @@ def _attribute(result: QueryResult, profile: dict[str, Any], source: str) -> Non
 def _build_env(out: Path, options: Options, query: Query, baseline: bool) -> dict[str, str]:
     """Fresh build caches for one runner, under its scratch folder (nothing built by one submission is
     seen by another); the baseline's seeded with a copy of the trusted compile cache's folder for this
-    query (evaluator/warm.py) when there is one."""
+    query (the calibration's, evaluator/baselines.py) when there is one."""
     build = out / "build"
     env = compile_env(build, query) | {"TORCH_EXTENSIONS_DIR": str(build / "torch_extensions")}
     if options.compile_cache and baseline:

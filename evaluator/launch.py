@@ -125,9 +125,14 @@ class Launcher:
     """Starts runners. `backend` names the isolation in every report; this one has none."""
 
     backend = "none"
+    isolated = False
 
     def check(self) -> None:
         """Raise when the evaluation may start no more work (a sandbox's wall-time limit has passed)."""
+
+    def describe(self) -> dict[str, Any]:
+        """The report's `sandbox` section."""
+        return {"backend": self.backend, "isolated": self.isolated}
 
     def start(self, launch: Launch) -> Started:
         return start_process(

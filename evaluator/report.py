@@ -6,7 +6,12 @@ import math
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
+
+# A passed query's timing is ranked only where both medians are this sure: at most this relative
+# standard error (%) and at least this many samples each (docs/evaluation.md, "Scores").
+MAX_STDERR_PCT = 2.0
+MIN_SAMPLES = 10
 
 
 class Status:
@@ -74,7 +79,8 @@ class Report:
     manifest: dict[str, Any] = field(default_factory=dict)
     check_scale_factors: list[float] = field(default_factory=list)  # further SFs of correctness trials
     wall_s: float = 0.0
-    warm_s: float | None = None  # of wall_s, compiling the baselines before the runners (harness 0.4.1)
+    # {"ranked": bool, "reason": str, ...}: whether the speed scores may be ranked (`aggregate`)
+    timing: dict[str, Any] = field(default_factory=dict)
     schema_version: int = SCHEMA_VERSION
     overall_speedup: float | None = None
     geomean_speedup: float | None = None
@@ -89,10 +95,14 @@ class Report:
         self.pass_rate = sum(r.passed for r in results) / total if total else 0.0
         self.fast_1 = sum(r.passed and (r.speedup or 0) > 1 for r in results) / total if total else 0.0
         self.fast_2 = sum(r.passed and (r.speedup or 0) > 2 for r in results) / total if total else 0.0
+        self.timing = self._timing()
         baseline_sum = 0.0
         chosen_sum = 0.0
         logs: list[float] = []
         for r in results:
+            if r.baseline_ms is None and r.status == Status.MISSING:
+                logs.append(0.0)  # no kernel: 1.0, and no time to add where the hardware has no calibration
+                continue
             if r.baseline_ms is None:
                 # No baseline time: the set cannot be scored honestly (CPU runs of CUDA sets, say).
                 self.overall_speedup = self.geomean_speedup = None
@@ -106,5 +116,35 @@ class Report:
         self.geomean_speedup = math.exp(sum(logs) / len(logs)) if logs else None
         return self
 
+    def _timing(self) -> dict[str, Any]:
+        """Ranked, or why not: a CPU's timings only show a kernel runs (Triton's interpreter), and a
+        passed query whose medians are unsure (`MAX_STDERR_PCT`, `MIN_SAMPLES`) is labelled so."""
+        bounds = {"max_stderr_pct": MAX_STDERR_PCT, "min_samples": MIN_SAMPLES}
+        if self.hardware.get("device", "cpu") == "cpu":
+            return {"ranked": False, "reason": "correctness only: timed on a CPU"} | bounds
+        unstable = []
+        for r in self.queries:
+            why = unstable_reason(r) if r.passed else None
+            if why:
+                r.stats["unstable"] = why
+                unstable.append(f"Q{r.query:02d}")
+        if unstable:
+            return {"ranked": False, "reason": f"unstable timing: {', '.join(unstable)}"} | bounds
+        return {"ranked": True, "reason": ""} | bounds
+
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
+
+
+def unstable_reason(result: QueryResult) -> str | None:
+    """Why a query's timing is too unsure to rank, or None."""
+    for name in ("baseline", "kernel"):
+        stats = result.stats.get(name)
+        if not isinstance(stats, dict):
+            continue
+        if stats.get("n", 0) < MIN_SAMPLES:
+            return f"the {name} was timed {stats.get('n', 0)} times, fewer than {MIN_SAMPLES}"
+        if stats.get("stderr_pct", 0) > MAX_STDERR_PCT:
+            error = stats["stderr_pct"]
+            return f"the {name}'s median has a {error:.1f}% standard error, over {MAX_STDERR_PCT:g}%"
+    return None

@@ -21,9 +21,9 @@ from typing import Any
 from evaluator.channel import read_blocking, send
 
 Answer = tuple[dict[str, Any], bytes]
-# On a GPU the runner polls for its next command this long after each answer rather than sleep on the
-# pipe: while a query is timed the next command comes within milliseconds, and a sleeping process's
-# wake-up would be timed with it (docs/sandbox.md, "The cost of timing from outside").
+# On a GPU the runner polls this long for the timed batch that follows `arm` rather than sleep on the
+# pipe: it comes within a millisecond, and a sleeping process's wake-up would be timed with it
+# (docs/sandbox.md, "The cost of timing from outside").
 SPIN_S = 0.2
 
 
@@ -249,7 +249,8 @@ def main() -> None:
     os.dup2(null, 0)
     os.dup2(2, 1)
     state = State()
-    while (message := read_blocking(commands, state.spin_s)) is not None:
+    spin_s = 0.0
+    while (message := read_blocking(commands, spin_s)) is not None:
         command, _ = message
         if command.get("op") == "exit":
             break
@@ -260,6 +261,9 @@ def main() -> None:
 
             answer = {"error": short_error(exc, state.filename)}, b""
         send(replies, *answer)
+        # Poll for the next command only after `arm`, when the timed batch follows at once: both runners
+        # share one core (evaluator/cores.py), and one polling while the other is timed would slow it.
+        spin_s = state.spin_s if command.get("op") == "arm" else 0.0
 
 
 if __name__ == "__main__":

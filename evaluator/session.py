@@ -30,7 +30,7 @@ from typing import Any
 
 import numpy as np
 
-from evaluator import fresh
+from evaluator import cores, fresh
 from evaluator.judge import Answers, compare_result
 from evaluator.launch import Launch, Launcher
 from evaluator.queries import Query
@@ -63,6 +63,7 @@ class Sides:
     fresh: list[dict[str, Any]] = field(default_factory=list)
     rolls: list[tuple[float, float]] = field(default_factory=list)  # per fresh set: two new contents
     build_env: Callable[[Path, bool], dict[str, str]] = lambda folder, baseline: {}
+    runner_cores: frozenset[int] | None = None  # both runners start pinned here (evaluator/cores.py)
 
 
 @dataclass
@@ -196,18 +197,19 @@ def _runner(launch: Launcher, sides: Sides, kernel: tuple[Path, str] | None) -> 
     # for the profile.
     limit = sides.query_timeout_s + sides.timing.max_time_s * 4 + 60 * (1 + len(sides.fresh))
     with tempfile.TemporaryDirectory(prefix=f"dkb-{sides.query.slug}-") as scratch:
+        launched = Launch(
+            argv=[sys.executable, "-m", "evaluator.runner"],
+            readable=readable,
+            writable=[Path(scratch)],
+            hidden=[f / "tpch.duckdb" for f in sides.folders],
+            env=sides.build_env(Path(scratch), kernel is None),
+            timeout_s=limit,
+            channel=True,
+        )
+        with cores.pinned(sides.runner_cores):  # the runner inherits this thread's cores
+            started = launch.start(launched)
         remote = Remote(
-            launch.start(
-                Launch(
-                    argv=[sys.executable, "-m", "evaluator.runner"],
-                    readable=readable,
-                    writable=[Path(scratch)],
-                    hidden=[f / "tpch.duckdb" for f in sides.folders],
-                    env=sides.build_env(Path(scratch), kernel is None),
-                    timeout_s=limit,
-                    channel=True,
-                )
-            ),
+            started,
             "kernel" if kernel else "baseline",
             spin_s=SPIN_S if sides.device.startswith("cuda") else 0.0,
         )

@@ -237,9 +237,6 @@ if DKB_CHECK_SCALE_FACTORS not in ("auto", "none"):
             f"got {DKB_CHECK_SCALE_FACTORS!r}"
         ) from None
 DKB_EVAL_TIMEOUT_S = env_int("DKB_EVAL_TIMEOUT_S", 1800, minimum=10)
-# Baselines compiled before an evaluation's runners, this many at a time, in trusted processes, for the
-# evaluation's secret draw (evaluator Options.warm_jobs); only where a compiled baseline is timed (CUDA).
-DKB_WARM_JOBS = env_int("DKB_WARM_JOBS", 4, minimum=0)
 DKB_QUEUE = env_str("DKB_QUEUE", "dkb")
 
 Q_CLUSTER = {

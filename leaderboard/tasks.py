@@ -8,7 +8,8 @@ from pathlib import Path
 
 from django.conf import settings
 
-import sandbox
+from evaluator import evaluation
+from evaluator.errors import EvaluatorError
 from evaluator.harness import check_scale_factors
 from leaderboard import services
 from leaderboard.models import EvaluationRun
@@ -36,10 +37,11 @@ def evaluation_execute(run_id: int) -> str:
             kernel_dir = Path(scratch) / "kernels"
             kernel_set = run.submission.kernel_set()
             kernel_set.write(kernel_dir)
-            # A feedback run answers for the set's own queries only; a ranked one times every baseline.
+            # A feedback run reports the set's own queries only; a ranked one all 22 (only the set's own
+            # get a runner either way).
             feedback = run.kind == EvaluationRun.Kind.FEEDBACK
-            report = sandbox.evaluate(
-                sandbox.Job(
+            report = evaluation.evaluate(
+                evaluation.Job(
                     kernel_dir=kernel_dir,
                     data_dir=settings.DKB_DATA_DIR,
                     scale_factor=hardware.scale_factor,
@@ -49,11 +51,10 @@ def evaluation_execute(run_id: int) -> str:
                     check_scale_factors=check_scale_factors(
                         settings.DKB_CHECK_SCALE_FACTORS, hardware.scale_factor
                     ),
-                    warm_jobs=settings.DKB_WARM_JOBS,
                 ),
                 backend=backend,
             )
-    except sandbox.SandboxError as exc:
+    except EvaluatorError as exc:
         # Ours, not the submitter's: kept on the run for admins, retryable by a rerun.
         log.error("run %s: evaluation failed: %s", run.pk, exc)
         services.evaluation_fail(run=run, error=f"{type(exc).__name__}: {exc}", retryable=True)

@@ -1,13 +1,13 @@
-"""Run the evaluator on untrusted kernels in isolation (docs/sandbox.md).
+"""Launchers that start untrusted runners in isolation (docs/sandbox.md).
 
-One interface, `evaluate(job, backend=...)`, several backends: `bubblewrap` (the default, any Linux),
-`process` (a plain child process with rlimits: weaker, only when chosen explicitly, and the report says
-so) and, on production GPU hosts, `docker`. Per-query failures (wrong answers, crashes inside a kernel)
-are in the report; a `SandboxError` means the evaluation itself could not be run or finished.
+`launcher(backend, ...)` gives one per evaluation: `bubblewrap` (the default, any Linux), `process` (a
+plain child process with rlimits: weaker, only when chosen explicitly, and the report says so) and, on
+production GPU hosts, `docker`. Evaluations themselves start at `evaluator.evaluation.evaluate`, which
+takes a backend's name; a `SandboxError` means the evaluation could not be run or finished (ours).
 """
 
 from __future__ import annotations
 
-from sandbox.core import BACKENDS, Job, SandboxError, SandboxTimeout, SandboxUnavailable, evaluate
+from sandbox.core import BACKENDS, SandboxError, SandboxTimeout, SandboxUnavailable, launcher
 
-__all__ = ["BACKENDS", "Job", "SandboxError", "SandboxTimeout", "SandboxUnavailable", "evaluate"]
+__all__ = ["BACKENDS", "SandboxError", "SandboxTimeout", "SandboxUnavailable", "launcher"]

@@ -15,19 +15,13 @@ import subprocess
 import sys
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 import evaluator
 from evaluator.errors import EvaluatorError
-from evaluator.harness import Options
-from evaluator.harness import evaluate as evaluate_set
-from evaluator.kernelset import kernel_set_from_dir
 from evaluator.launch import Launch, Launcher, Outcome, Started, start_process
-from evaluator.queries import QUERIES
-from evaluator.timing import TimingPolicy
-from evaluator.tpch.generate import prepare
 from sandbox.cgroup import Cgroup
 from sandbox.limits import Limits
 
@@ -53,68 +47,32 @@ class SandboxUnavailable(SandboxError):
     pass
 
 
-@dataclass(frozen=True)
-class Job:
-    kernel_dir: Path
-    data_dir: Path  # the data root; the scale factor's folder is generated there if missing
-    scale_factor: float
-    device: str = "cpu"
-    timeout_s: int = 1800  # the whole evaluation
-    query_timeout_s: float = 180  # one query's runner: start-up, build and trials (timing on top)
-    compile_limit_s: float = 120  # importing the kernel file and what it builds there
-    max_time_per_query_s: float | None = None  # None: the protocol's default for the device
-    trials: int = 5
-    queries: tuple[int, ...] = ()  # empty: every benchmark query
-    check_scale_factors: tuple[float, ...] = ()  # further (smaller) SFs for the correctness trials
-    warm_jobs: int = 0  # compile the baselines first, this many at a time (evaluator Options.warm_jobs)
-    seed: int | None = None  # the draws' seed; None: a fresh secret one (the leaderboard's way)
-
-
-def evaluate(job: Job, *, backend: str = "bubblewrap", limits: Limits | None = None) -> dict[str, Any]:
-    """Evaluate the job's kernel set, every runner in the chosen sandbox; returns the report (a dict)."""
+def launcher(backend: str, *, device: str, deadline: float, limits: Limits | None = None) -> Launcher:
+    """The launcher of `backend` for one evaluation that must end by `deadline` (time.monotonic())."""
     if backend not in BACKENDS:
         raise SandboxError(f"unknown sandbox backend {backend!r}; choose one of {', '.join(BACKENDS)}")
-    deadline = time.monotonic() + job.timeout_s
     limits = limits or Limits.default()
     if backend == "bubblewrap":
-        launcher: Launcher = BubblewrapLauncher(device=job.device, deadline=deadline, limits=limits)
-    elif backend == "docker":
+        return BubblewrapLauncher(device=device, deadline=deadline, limits=limits)
+    if backend == "docker":
         from sandbox.docker import DockerLauncher  # it imports this module
 
-        launcher = DockerLauncher(device=job.device, deadline=deadline, limits=limits)
-    else:
-        print("WARNING: sandbox backend 'process': kernels run WITHOUT isolation", flush=True)
-        launcher = ProcessLauncher(deadline=deadline, limits=limits)
-    sf_folder = prepare(job.data_dir, job.scale_factor, progress=False)
-    options = Options(
-        sf_folder=sf_folder,
-        device=job.device,
-        trials=job.trials,
-        query_timeout_s=job.query_timeout_s,
-        compile_limit_s=job.compile_limit_s,
-        seed=job.seed,
-        timing=TimingPolicy.for_device(job.device, job.max_time_per_query_s),
-        queries=job.queries or tuple(sorted(QUERIES)),
-        check_sf_folders=tuple(prepare(job.data_dir, sf, progress=False) for sf in job.check_scale_factors),
-        warm_jobs=job.warm_jobs,
-    )
-    kernel_dir = Path(job.kernel_dir).resolve()
-    try:
-        report = evaluate_set(kernel_set_from_dir(kernel_dir), kernel_dir, options, launcher).to_dict()
-    except SandboxError:
-        raise
-    except EvaluatorError as exc:  # ours (a baseline runner failed, data missing): retryable
-        raise SandboxError(str(exc)) from exc
-    cgroup = "docker" if backend == "docker" else cgroup_support()
-    report["sandbox"] = {
-        "backend": backend,
-        "isolated": backend != "process",
-        "limits": limits.describe() | {"cgroup": cgroup},
-    }
-    return report
+        return DockerLauncher(device=device, deadline=deadline, limits=limits)
+    print("WARNING: sandbox backend 'process': kernels run WITHOUT isolation", flush=True)
+    return ProcessLauncher(deadline=deadline, limits=limits)
 
 
-class ProcessLauncher(Launcher):
+class LimitedLauncher(Launcher):
+    """A launcher whose runners get `limits`: what the report says of the sandbox."""
+
+    limits: Limits
+
+    def describe(self) -> dict[str, Any]:
+        cgroup = "docker" if self.backend == "docker" else cgroup_support()
+        return super().describe() | {"limits": self.limits.describe() | {"cgroup": cgroup}}
+
+
+class ProcessLauncher(LimitedLauncher):
     """A plain child process with a cleared environment and limits: no filesystem or network isolation."""
 
     backend = "process"
@@ -136,8 +94,9 @@ class ProcessLauncher(Launcher):
         )
 
 
-class BubblewrapLauncher(Launcher):
+class BubblewrapLauncher(LimitedLauncher):
     backend = "bubblewrap"
+    isolated = True
 
     def __init__(self, *, device: str, deadline: float, limits: Limits | None = None) -> None:
         problem = bubblewrap_available()
@@ -181,6 +140,10 @@ class BubblewrapLauncher(Launcher):
         ):
             if not any(path.is_relative_to(d) for d in SYSTEM_DIRS):
                 command += ["--ro-bind", str(path), str(path)]
+        for path in _tool_dirs():  # the compiler's toolkit where it lies outside the folders above
+            root = path.parent
+            if not any(root.is_relative_to(d) for d in (*SYSTEM_DIRS, sys.prefix, sys.base_prefix)):
+                command += ["--ro-bind", str(root), str(root)]
         command += ["--ro-bind", str(_package_root() / "evaluator"), str(PACKAGE_INSIDE / "evaluator")]
         # Packages the operator put on PYTHONPATH (wheels unpacked on a GPU host), read-only.
         extra = _host_pythonpath()
@@ -234,11 +197,26 @@ RUNNER_ENV = {
 
 
 def _base_env(launch: Launch) -> dict[str, str]:
-    env = {"PATH": "/usr/local/bin:/usr/bin:/bin", "USER": "nobody"} | RUNNER_ENV
+    path = os.pathsep.join([*map(str, _tool_dirs()), "/usr/local/bin", "/usr/bin", "/bin"])
+    env = {"PATH": path, "USER": "nobody"} | RUNNER_ENV
     for name in ("CUDA_VISIBLE_DEVICES", "LD_LIBRARY_PATH", "CUDA_HOME"):
         if name in os.environ:
             env[name] = os.environ[name]
     return env | launch.env
+
+
+def _tool_dirs() -> list[Path]:
+    """Folders a CUDA kernel's `load_inline` build needs on its PATH: the Python environment's bin/
+    (ninja, which torch builds with, lives there when pip installed it) and the CUDA compiler's. Without
+    them every CUDA set failed to build in the sandbox ("Ninja is required to load C++ extensions")."""
+    dirs = [Path(sys.executable).parent]
+    homes = [os.environ.get("CUDA_HOME"), "/usr/local/cuda"]
+    nvcc = shutil.which("nvcc") or next(
+        (found for home in homes if home and (found := shutil.which("nvcc", path=f"{home}/bin"))), None
+    )
+    if nvcc:
+        dirs.append(Path(nvcc).resolve().parent)
+    return list(dict.fromkeys(dirs))
 
 
 def _package_root() -> Path:

@@ -23,8 +23,8 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from evaluator.launch import Launch, Launcher, Outcome, Started, start_process
-from sandbox.core import RUNNER_ENV, SandboxError, SandboxUnavailable, remaining
+from evaluator.launch import Launch, Outcome, Started, start_process
+from sandbox.core import RUNNER_ENV, LimitedLauncher, SandboxError, SandboxUnavailable, remaining
 from sandbox.limits import Limits
 
 # Inside the container: the image's own interpreter, with the evaluator package installed in it.
@@ -36,8 +36,9 @@ DOCKER_FAILURES = (125, 126, 127)
 NEVER_STARTED = "0001-01-01T00:00:00Z"
 
 
-class DockerLauncher(Launcher):
+class DockerLauncher(LimitedLauncher):
     backend = "docker"
+    isolated = True
 
     def __init__(
         self,

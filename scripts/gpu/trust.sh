@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
-# Harness 0.5.0 (nothing the kernel's process says is trusted) on the lent H200, against the harness
-# before it: the example sets through both, on one machine, with the same seed and compile cache; and
-# what timing from outside costs (scripts/gpu/channel.py).
+# The harness in this tree on the lent H200 against harness 0.4.1: the example sets through both, on one
+# machine, with the same seed (the old one from the compile cache its `warm` filled, the new one from
+# its calibration, `baselines`); and what timing from outside costs (scripts/gpu/channel.py).
 #   bash scripts/gpu/trust.sh STEP ...
-#   steps: prepare (SF10 and SF1), warm (Q1, Q3, Q6, Q14 baselines), channel (Q6 compiled and eager),
+#   steps: prepare (SF10 and SF1), warm (0.4.1's cache for Q1, Q3, Q6, Q14), baselines (this tree's
+#   calibration of the same), channel (Q6 compiled and eager),
 #   new-SET and old-SET (SET: cuda-core or triton-core; old-*: the harness of commit d37eae1, unpacked
 #   into old/ by `git archive d37eae1 evaluator sandbox | tar -x -C old`, carried), summary.
 # Carry .whl (../shared/gpu/wheels.sh) and old/. Data, cache and reports live under /tmp/dkb-trust, which
@@ -15,11 +16,10 @@ OUT=${OUT:-/tmp/out}; VAR=/tmp/dkb-trust; mkdir -p "$OUT" "$VAR/reports"
 DATA=$VAR/data CACHE=$VAR/cache
 log() { echo "[$(date +%T)] $*" | tee -a "$OUT/trust.log"; }
 queries_of() { ls "$1"/q*.py | sed 's/.*q0*\([0-9]*\)\.py$/\1/' | paste -sd, -; }
-run_set() {  # run_set ROOT SET NAME: one report with ROOT's harness
-  local root=$1 set=$2 name=$3 started=$SECONDS
+run_set() {  # run_set ROOT SET NAME OPTION...: one report with ROOT's harness
+  local root=$1 set=$2 name=$3 started=$SECONDS; shift 3
   (cd "$root" && PYTHONPATH=/tmp/site:$PWD python3 -m evaluator run "$OLDPWD/examples/$set" --sf 10 \
-     --check-sf 1 --data-dir "$DATA" --device cuda --seed "$SEED" --compile-cache "$CACHE" \
-     --queries "$(queries_of "$OLDPWD/examples/$set")" --no-prepare --out "$VAR/reports/$name.json") \
+     --check-sf 1 --data-dir "$DATA" --device cuda --seed "$SEED" --out "$VAR/reports/$name.json" "$@") \
      2>&1 | grep -v 'col/s' | tail -8 | tee -a "$OUT/trust.log"
   log "$name: $((SECONDS - started)) s"
 }
@@ -27,13 +27,16 @@ for step in "$@"; do
   case $step in
     prepare) for sf in 1 10; do PYTHONPATH=/tmp/site:$PWD python3 -m evaluator prepare --sf $sf --data-dir "$DATA" \
                2>&1 | grep -v 'col/s' | tail -1; done; log "prepared" ;;
-    warm) PYTHONPATH=/tmp/site:$PWD python3 -m evaluator warm --cache-dir "$CACHE" --sf 10 --data-dir "$DATA" \
-            --device cuda --seed "$SEED" --queries 1,3,6,14 --jobs 4 2>&1 | tee -a "$OUT/trust.log" ;;
+    warm) (cd old && PYTHONPATH=/tmp/site:$PWD python3 -m evaluator warm --cache-dir "$CACHE" --sf 10 \
+            --data-dir "$DATA" --device cuda --seed "$SEED" --queries 1,3,6,14 --jobs 4) 2>&1 | tee -a "$OUT/trust.log" ;;
+    baselines) PYTHONPATH=/tmp/site:$PWD python3 -m evaluator baselines --sf 10 --data-dir "$DATA" \
+                 --device cuda --queries 1,3,6,14 2>&1 | tee -a "$OUT/trust.log" ;;
     channel) for mode in ${CHANNEL_MODES:-compiled eager}; do PYTHONPATH=/tmp/site:$PWD python3 scripts/gpu/channel.py \
                "$DATA/sf10" --mode $mode --rounds "${CHANNEL_ROUNDS:-3}" --out "$OUT/channel-$mode.json" 2>&1 \
                | tail -7 | tee -a "$OUT/trust.log"; done ;;
-    new-*) run_set "$PWD" "${step#new-}" "new-${step#new-}" ;;
-    old-*) run_set "$PWD/old" "${step#old-}" "old-${step#old-}" ;;
+    new-*) run_set "$PWD" "${step#new-}" "new-${step#new-}" --sandbox process ;;
+    old-*) run_set "$PWD/old" "${step#old-}" "old-${step#old-}" --compile-cache "$CACHE" --no-prepare \
+             --queries "$(queries_of "examples/${step#old-}")" ;;
     summary) python3 - "$VAR/reports" <<'EOF' | tee "$OUT/summary.md"
 import json, sys
 from pathlib import Path
@@ -51,9 +54,11 @@ for name, r in reports.items():
 for set_ in ("cuda-core", "triton-core"):
     new, old = reports.get(f"new-{set_}"), reports.get(f"old-{set_}")
     if new and old:
-        for a, b in zip(new["queries"], old["queries"]):
-            if a["speedup"] and b["speedup"]:
-                print(f"{set_} Q{a['query']:02d}: speedup {a['speedup']:.3f} (0.5.0) vs {b['speedup']:.3f} "
+        olds = {q["query"]: q for q in old["queries"]}
+        for a in new["queries"]:
+            b = olds.get(a["query"])
+            if b and a["speedup"] and b["speedup"]:
+                print(f"{set_} Q{a['query']:02d}: speedup {a['speedup']:.3f} (new) vs {b['speedup']:.3f} "
                       f"(0.4.1): {100 * (a['speedup'] / b['speedup'] - 1):+.1f}%")
 EOF
       tar -C "$VAR" -czf "$OUT/reports.tgz" reports ;;

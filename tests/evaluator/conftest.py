@@ -66,3 +66,13 @@ def no_admission(monkeypatch: pytest.MonkeyPatch) -> None:
     from evaluator import admission
 
     monkeypatch.setattr(admission, "check", lambda source, filename="", **_: [])
+
+
+@pytest.fixture
+def own_data(tmp_path: Path, tpch_data: Path) -> Path:
+    """A data folder of this test's own around the session's SF0.01 tables: what a test records there
+    (a baseline calibration, a compile cache) reaches no other test."""
+    root = tmp_path / "data"
+    root.mkdir()
+    (root / "sf0.01").symlink_to(tpch_data / "sf0.01")
+    return root

@@ -1,4 +1,4 @@
-"""The runner and DuckDB's answers on disjoint cores of a GPU host (evaluator/cores.py)."""
+"""The harness, the runners and DuckDB's answers on disjoint cores of a GPU host (evaluator/cores.py)."""
 
 from __future__ import annotations
 
@@ -11,10 +11,12 @@ from evaluator.queries import QUERIES
 from evaluator.validate import parameter_sets
 
 
-def test_a_gpu_host_splits_its_cores_in_two_halves(monkeypatch) -> None:
+def test_a_gpu_host_gives_duckdb_half_its_cores_and_both_runners_one_core_of_the_other(monkeypatch) -> None:
     monkeypatch.setattr(os, "sched_getaffinity", lambda pid: set(range(16)))
-    runner, answers = cores.split("cuda:0")
-    assert runner == frozenset(range(8, 16)) and answers == frozenset(range(8))
+    split = cores.split("cuda:0")
+    assert split.answers == frozenset(range(8))
+    assert split.runners == frozenset({15}) and split.harness == frozenset(range(8, 15))
+    assert split.describe() == {"harness": list(range(8, 15)), "runners": [15], "answers": list(range(8))}
 
 
 def test_no_split_on_a_cpu_evaluation_or_a_small_host(monkeypatch) -> None:

@@ -47,11 +47,13 @@ def test_the_example_sets_pass_with_timings(example: str, make_set: Callable[...
     assert result.baseline_ms > 0 and result.kernel_ms > 0
     assert result.speedup == pytest.approx(result.baseline_ms / result.kernel_ms)
     assert result.stats["kernel"]["n"] >= 3
-    assert report.pass_rate == 1.0 and report.baseline == "eager" and report.hardware["device"] == "cpu"
+    assert report.pass_rate == 1.0 and report.hardware["device"] == "cpu"
+    assert report.baseline == "recorded" and result.stats["baseline_mode"] == "eager"
+    assert report.timing["ranked"] is False and report.timing["reason"] == "correctness only: timed on a CPU"
     # Profiled on the CPU: no device time, so no share, no launch count and no label.
     assert result.kernel_time_share is None and result.launches is None
     assert result.stats["attribution"]["kernel"]["share"] is None and "framework_fallback" not in result.stats
-    assert report.to_dict()["schema_version"] == 2
+    assert report.to_dict()["schema_version"] == 3
     # Timed again, once per set, on parameter sets drawn after its timed reps (evaluator/fresh.py).
     fresh = result.stats["fresh"]
     assert len(fresh["kernel"]["ms"]) == len(fresh["baseline"]["ms"]) == 6 and fresh["slowdown"] > 0
@@ -151,18 +153,40 @@ def test_the_overall_speedup_falls_back_to_the_baseline_for_failing_or_slower_ke
     assert report.fast_1 == 0.5 and report.fast_2 == 0.5
 
 
-def test_queries_without_a_kernel_are_timed_at_the_baseline_and_count_as_missing(
+def test_a_missing_query_gets_no_runner_scores_one_and_takes_the_calibrations_time(
     make_set, sf001: Path
 ) -> None:
-    from evaluator.queries import QUERIES
+    calibrated = {1: {"mode": "eager", "eager_ms": 30.0, "compiled_ms": None}}
+    report = run(make_set(), sf001, queries=(1, 3, 6), run_queries=(6,), baselines=calibrated)
+    q1, q3, q6 = report.queries
+    assert (q1.status, q3.status, q6.status) == (Status.MISSING, Status.MISSING, Status.PASSED)
+    assert q1.reason == "no kernel in the set: scores 1.0, not timed" and "baseline" not in q1.stats
+    assert q1.baseline_ms == 30.0 and q1.stats["baseline_calibration"] == calibrated[1]
+    assert q3.baseline_ms is None and q3.stats == {}  # never calibrated: no time at all
+    assert report.pass_rate == pytest.approx(1 / 3)
+    chosen = min(q6.kernel_ms, q6.baseline_ms)
+    assert report.overall_speedup == pytest.approx((30.0 + q6.baseline_ms) / (30.0 + chosen))
+    assert report.geomean_speedup == pytest.approx((q6.baseline_ms / chosen) ** (1 / 3))
 
-    report = run(make_set(), sf001, queries=tuple(sorted(QUERIES)))
-    assert [q.query for q in report.queries] == sorted(QUERIES)
-    for result in report.queries:
-        assert result.baseline_ms > 0
-        assert result.status == (Status.PASSED if result.query == 6 else Status.MISSING)
-    assert report.pass_rate == pytest.approx(1 / len(QUERIES))
-    assert report.overall_speedup is not None
+
+def test_timing_is_ranked_only_on_a_gpu_with_sure_medians() -> None:
+    def timed(n: int, stderr_pct: float) -> dict:
+        return {"median_ms": 1.0, "n": n, "stderr_pct": stderr_pct}
+
+    def report(device: str, kernel: dict) -> Report:
+        stats = {"baseline": timed(50, 0.3), "kernel": kernel}
+        result = QueryResult(query=6, status=Status.PASSED, baseline_ms=1.0, kernel_ms=1.0, stats=stats)
+        described = {"harness_version": "t", "hardware": {"device": device}, "scale_factor": 10,
+                     "language": "triton", "scope": "full", "baseline": "recorded"}  # fmt: skip
+        return Report(**described, sandbox={}, queries=[result]).aggregate()
+
+    assert report("cuda", timed(50, 0.5)).timing["ranked"] is True
+    assert report("cpu", timed(50, 0.5)).timing["reason"] == "correctness only: timed on a CPU"
+    noisy = report("cuda", timed(50, 2.5))
+    assert noisy.timing["ranked"] is False and noisy.timing["reason"] == "unstable timing: Q06"
+    assert noisy.queries[0].stats["unstable"] == "the kernel's median has a 2.5% standard error, over 2%"
+    few = report("cuda", timed(9, 0.1)).queries[0].stats["unstable"]
+    assert few == "the kernel was timed 9 times, fewer than 10"
 
 
 def test_a_kernel_that_patches_the_timer_is_refused_before_it_runs(make_set, sf001: Path) -> None:
@@ -205,9 +229,20 @@ def test_the_best_baseline_times_eager_and_compiled_and_keeps_the_faster(make_se
     assert result.stats["baseline_mode"] == faster
 
 
-def test_a_cpu_evaluation_times_the_eager_baseline_and_says_so(make_set, sf001: Path) -> None:
-    report = run(make_set("triton-q06-full"), sf001)
-    assert report.baseline == "eager" and q06(report).stats["baseline_mode"] == "eager"
+def test_without_a_calibration_a_cpu_evaluation_times_the_eager_baseline_and_says_so(
+    make_set, sf001: Path
+) -> None:
+    result = q06(run(make_set("triton-q06-full"), sf001))
+    assert result.stats["baseline_mode"] == "eager" and result.stats["baseline_calibration"] is None
+
+
+def test_the_recorded_mode_is_the_one_timed(make_set, sf001: Path) -> None:
+    calibrated = {6: {"mode": "compiled", "eager_ms": 5.0, "compiled_ms": 4.0}}
+    result = q06(run(make_set("triton-q06-full"), sf001, baselines=calibrated))
+    assert result.status == Status.PASSED, result.reason
+    assert (
+        result.stats["baseline_mode"] == "compiled" and result.stats["baseline_calibration"] == calibrated[6]
+    )
 
 
 def test_trials_run_at_the_check_scale_factor_too_and_the_report_names_both(

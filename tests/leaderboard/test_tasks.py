@@ -9,6 +9,7 @@ from typing import Any
 import pytest
 
 import sandbox
+from evaluator import evaluation
 from leaderboard.models import EvaluationRun
 from leaderboard.tasks import PROCESS_SANDBOX_WARNING, evaluation_execute
 
@@ -20,12 +21,12 @@ def sandbox_jobs(monkeypatch: pytest.MonkeyPatch, make_report) -> list[dict[str,
     """Replace the sandbox with one that records its job and the kernel files it was given."""
     jobs: list[dict[str, Any]] = []
 
-    def evaluate(job: sandbox.Job, *, backend: str) -> dict[str, Any]:
+    def evaluate(job: evaluation.Job, *, backend: str, **_: Any) -> dict[str, Any]:
         files = {p.name: p.read_text() for p in Path(job.kernel_dir).iterdir()}
         jobs.append({"job": job, "backend": backend, "files": files})
         return make_report(backend=backend)
 
-    monkeypatch.setattr(sandbox, "evaluate", evaluate)
+    monkeypatch.setattr(evaluation, "evaluate", evaluate)
     return jobs
 
 
@@ -41,7 +42,7 @@ def test_a_queued_run_is_evaluated_with_its_kernels_and_recorded(submit, sandbox
     assert call["job"].scale_factor == 0.01
     assert call["job"].data_dir == settings.DKB_DATA_DIR
     assert call["backend"] == "bubblewrap"
-    assert call["job"].queries == ()  # a ranked run times every query's baseline
+    assert call["job"].queries == ()  # a ranked run reports all 22; only the set's own get a runner
     assert call["job"].check_scale_factors == ()  # "auto" adds none below SF1: CPU runs stay quick
 
 
@@ -50,14 +51,6 @@ def test_the_check_scale_factors_setting_reaches_the_sandbox(submit, sandbox_job
     evaluation_execute(submit().runs.get().pk)
     [call] = sandbox_jobs
     assert call["job"].check_scale_factors == (0.005,)
-
-
-def test_the_warm_jobs_setting_reaches_the_sandbox(submit, sandbox_jobs, settings) -> None:
-    assert settings.DKB_WARM_JOBS == 4  # the default: a GPU evaluation warms its own draw's baselines
-    settings.DKB_WARM_JOBS = 2
-    evaluation_execute(submit().runs.get().pk)
-    [call] = sandbox_jobs
-    assert call["job"].warm_jobs == 2
 
 
 def test_a_feedback_run_evaluates_only_the_sets_own_queries(
@@ -84,10 +77,10 @@ def test_a_run_that_is_not_queued_is_left_alone(submit, sandbox_jobs) -> None:
 
 
 def test_a_sandbox_failure_fails_the_run_with_its_message(submit, monkeypatch: pytest.MonkeyPatch) -> None:
-    def unavailable(job: sandbox.Job, *, backend: str) -> dict[str, Any]:
+    def unavailable(job: evaluation.Job, *, backend: str, **_: Any) -> dict[str, Any]:
         raise sandbox.SandboxUnavailable("bubblewrap cannot create a user namespace here")
 
-    monkeypatch.setattr(sandbox, "evaluate", unavailable)
+    monkeypatch.setattr(evaluation, "evaluate", unavailable)
     run = submit().runs.get()
     evaluation_execute(run.pk)
     run.refresh_from_db()

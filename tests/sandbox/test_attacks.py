@@ -25,8 +25,8 @@ from typing import Any
 
 import pytest
 
-import sandbox
-from evaluator import admission
+from evaluator import admission, evaluation
+from evaluator.evaluation import Job
 from evaluator.report import Status
 from sandbox.limits import GiB, Limits
 
@@ -148,8 +148,8 @@ def rival_set(tmp_path: Path) -> Path:
 
 def evaluate(kernel_dir: Path, tpch_data: Path, **job: Any) -> dict[str, Any]:
     job = {"max_time_per_query_s": 0.3, "trials": 2, "queries": (6,)} | job
-    report = sandbox.evaluate(
-        sandbox.Job(kernel_dir=kernel_dir, data_dir=tpch_data, scale_factor=0.01, **job),
+    report = evaluation.evaluate(
+        Job(kernel_dir=kernel_dir, data_dir=tpch_data, scale_factor=0.01, **job),
         backend="bubblewrap",
         limits=LIMITS,
     )

@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 import sandbox
+from evaluator.evaluation import Job, evaluate
 from sandbox.core import bubblewrap_available
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -44,11 +45,11 @@ raise RuntimeError("PROBE" + json.dumps(seen))
 """
 
 
-def job(kernel_dir: Path, data_root: Path, **kw) -> sandbox.Job:
+def job(kernel_dir: Path, data_root: Path, **kw) -> Job:
     kw.setdefault("max_time_per_query_s", 0.3)
     kw.setdefault("trials", 2)
     kw.setdefault("queries", (6,))
-    return sandbox.Job(kernel_dir=kernel_dir, data_dir=data_root, scale_factor=0.01, **kw)
+    return Job(kernel_dir=kernel_dir, data_dir=data_root, scale_factor=0.01, **kw)
 
 
 def probe_set(tmp_path: Path, data: Path) -> Path:
@@ -65,7 +66,7 @@ def test_bubblewrap_is_installed_and_works_here() -> None:
 
 
 def test_the_example_set_passes_inside_bubblewrap(tpch_data: Path) -> None:
-    report = sandbox.evaluate(job(EXAMPLES / "triton-q06-core", tpch_data), backend="bubblewrap")
+    report = evaluate(job(EXAMPLES / "triton-q06-core", tpch_data), backend="bubblewrap")
     assert report["sandbox"]["backend"] == "bubblewrap" and report["sandbox"]["isolated"] is True
     (q06,) = report["queries"]
     assert q06["status"] == "passed", q06["reason"]
@@ -82,7 +83,7 @@ def test_a_kernel_cannot_reach_the_network_the_project_or_write_outside_scratch(
     socket.create_connection(("127.0.0.1", 5432), timeout=2).close()  # PostgreSQL is there, outside
     data = tpch_data / "sf0.01"
     kernel_dir = probe_set(tmp_path, data)
-    report = sandbox.evaluate(job(kernel_dir, tpch_data), backend="bubblewrap")
+    report = evaluate(job(kernel_dir, tpch_data), backend="bubblewrap")
     (q06,) = report["queries"]
     assert q06["status"] == "build_error"
     seen = json.loads(q06["reason"].split("PROBE", 1)[1].rsplit("}", 1)[0] + "}")
@@ -99,7 +100,7 @@ def test_a_kernel_cannot_reach_the_network_the_project_or_write_outside_scratch(
 def test_the_process_backend_runs_but_says_it_is_not_isolated(
     tpch_data: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    report = sandbox.evaluate(job(EXAMPLES / "triton-q06-full", tpch_data), backend="process")
+    report = evaluate(job(EXAMPLES / "triton-q06-full", tpch_data), backend="process")
     assert report["sandbox"] == report["sandbox"] | {"backend": "process", "isolated": False}
     assert report["queries"][0]["status"] == "passed"
     assert "WITHOUT isolation" in capsys.readouterr().out
@@ -115,7 +116,7 @@ def endless_set(tmp_path: Path) -> Path:
 def test_a_hanging_kernel_times_out_and_the_rest_of_the_set_is_evaluated(
     tpch_data: Path, tmp_path: Path
 ) -> None:
-    report = sandbox.evaluate(job(endless_set(tmp_path), tpch_data, queries=(6, 14), query_timeout_s=10))
+    report = evaluate(job(endless_set(tmp_path), tpch_data, queries=(6, 14), query_timeout_s=10))
     statuses = {q["query"]: q for q in report["queries"]}
     assert statuses[6]["status"] == "timeout" and statuses[6]["baseline_ms"] > 0
     assert statuses[14]["status"] == "missing" and statuses[14]["baseline_ms"] > 0
@@ -123,7 +124,7 @@ def test_a_hanging_kernel_times_out_and_the_rest_of_the_set_is_evaluated(
 
 def test_an_evaluation_past_its_wall_time_is_stopped(tpch_data: Path, tmp_path: Path) -> None:
     with pytest.raises(sandbox.SandboxTimeout, match="ran past its wall-time limit"):
-        sandbox.evaluate(job(endless_set(tmp_path), tpch_data, timeout_s=12), backend="bubblewrap")
+        evaluate(job(endless_set(tmp_path), tpch_data, timeout_s=12), backend="bubblewrap")
 
 
 def test_without_bubblewrap_it_refuses_rather_than_run_unisolated(
@@ -133,11 +134,11 @@ def test_without_bubblewrap_it_refuses_rather_than_run_unisolated(
     bubblewrap_available.cache_clear()
     try:
         with pytest.raises(sandbox.SandboxUnavailable, match="DKB_SANDBOX=process"):
-            sandbox.evaluate(job(EXAMPLES / "triton-q06-full", tpch_data), backend="bubblewrap")
+            evaluate(job(EXAMPLES / "triton-q06-full", tpch_data), backend="bubblewrap")
     finally:
         bubblewrap_available.cache_clear()
 
 
 def test_an_unknown_backend_is_refused(tpch_data: Path) -> None:
     with pytest.raises(sandbox.SandboxError, match="unknown sandbox backend"):
-        sandbox.evaluate(job(EXAMPLES / "triton-q06-full", tpch_data), backend="chroot")
+        evaluate(job(EXAMPLES / "triton-q06-full", tpch_data), backend="chroot")

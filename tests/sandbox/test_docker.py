@@ -17,6 +17,7 @@ from pathlib import Path
 import pytest
 
 import sandbox
+from evaluator.evaluation import Job, evaluate
 from evaluator.launch import Launch
 from evaluator.launch import death as _death
 from evaluator.report import Status
@@ -208,9 +209,9 @@ def test_a_set_is_evaluated_through_the_docker_backend(
 ) -> None:
     docker.play("exec")  # the fake runs each container's command here, unisolated
     monkeypatch.setenv("DKB_EVALUATOR_IMAGE", IMAGE)
-    job = sandbox.Job(kernel_dir=ROOT / "examples" / "triton-q06-full", data_dir=tpch_data, scale_factor=0.01,
+    job = Job(kernel_dir=ROOT / "examples" / "triton-q06-full", data_dir=tpch_data, scale_factor=0.01,
                       max_time_per_query_s=0.3, trials=2, queries=(6,))  # fmt: skip
-    report = sandbox.evaluate(job, backend="docker", limits=LIMITS)
+    report = evaluate(job, backend="docker", limits=LIMITS)
     assert report["sandbox"]["backend"] == "docker" and report["sandbox"]["limits"]["cgroup"] == "docker"
     (q06,) = report["queries"]
     assert q06["status"] == Status.PASSED, q06["reason"]

@@ -1,0 +1,48 @@
+"""The one way in (evaluator/evaluation.py): the set's own queries get runners, the rest are reported."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from evaluator import baselines, evaluation
+from evaluator.harness import Progress
+from evaluator.queries import QUERIES
+from evaluator.report import Status
+
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
+
+
+def test_a_one_kernel_set_starts_one_query_and_reports_all_22(tpch_data: Path) -> None:
+    heard: list[Progress] = []
+    job = evaluation.Job(kernel_dir=EXAMPLES / "triton-q06-full", data_dir=tpch_data, scale_factor=0.01,
+                         trials=2, max_time_per_query_s=0.3, seed=3)  # fmt: skip
+    report = evaluation.evaluate(job, backend="process", progress=heard.append)
+    assert [q["query"] for q in report["queries"]] == sorted(QUERIES)
+    assert heard == [Progress(0, 1, 6, "started"), Progress(1, 1, 6, "ended", Status.PASSED)]
+    for result in report["queries"]:
+        if result["query"] != 6:
+            assert result["status"] == Status.MISSING and result["stats"] == {}  # no runner, no timing
+    assert report["sandbox"]["backend"] == "process" and report["sandbox"]["isolated"] is False
+    assert report["timing"]["ranked"] is False  # a CPU: correctness only
+
+
+def test_the_calibration_in_the_data_folder_chooses_the_mode(own_data: Path) -> None:
+    row = {"query": 6, "mode": "compiled", "eager_ms": 9.0, "compiled_ms": 8.0}
+    data = own_data
+    baselines.store(data, 0.01, "cpu", [row])
+    job = evaluation.Job(kernel_dir=EXAMPLES / "triton-q06-full", data_dir=data, scale_factor=0.01, trials=2,
+                         max_time_per_query_s=0.3, seed=3, queries=(6,))  # fmt: skip
+    report = evaluation.evaluate(job, backend="process")
+    (result,) = report["queries"]
+    assert result["status"] == Status.PASSED, result["reason"]
+    assert result["stats"]["baseline_mode"] == "compiled" and result["stats"]["baseline_calibration"] == row
+
+
+def test_an_unknown_backend_is_refused(tpch_data: Path) -> None:
+    from sandbox import SandboxError
+
+    job = evaluation.Job(kernel_dir=EXAMPLES / "triton-q06-full", data_dir=tpch_data, scale_factor=0.01)
+    with pytest.raises(SandboxError, match="unknown sandbox backend 'chroot'"):
+        evaluation.evaluate(job, backend="chroot")

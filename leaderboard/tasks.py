@@ -65,7 +65,16 @@ def evaluation_execute(run_id: int) -> str:
             run=run, error=f"internal error: {type(exc).__name__}: {exc}", retryable=True
         )
         raise
-    services.evaluation_record(run=run, report=report)
+    try:
+        services.evaluation_record(run=run, report=report)
+    except Exception as exc:
+        # A report the database refuses must not leave the run "running" until the stale-run reclaim
+        # frees it half an hour later: the evaluation is ours to redo, so it fails retryably now.
+        log.exception("run %s: the report could not be recorded", run.pk)
+        services.evaluation_fail(
+            run=run, error=f"report not recorded: {type(exc).__name__}: {exc}", retryable=True
+        )
+        raise
     return f"run {run_id}: succeeded"
 
 

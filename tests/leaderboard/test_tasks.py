@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from django.db import IntegrityError
 
 import sandbox
 from evaluator import evaluation
@@ -87,6 +88,22 @@ def test_a_sandbox_failure_fails_the_run_with_its_message(submit, monkeypatch: p
     assert run.status == EvaluationRun.Status.FAILED
     assert run.retryable
     assert "SandboxUnavailable: bubblewrap cannot create a user namespace here" in run.error
+
+
+def test_a_report_the_database_refuses_fails_the_run_at_once_and_retryably(
+    submit, make_report, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def evaluate(job: evaluation.Job, *, backend: str, **_: Any) -> dict[str, Any]:
+        return make_report() | {"pass_rate": 1.5}  # the run_pass_rate_is_a_fraction constraint refuses it
+
+    monkeypatch.setattr(evaluation, "evaluate", evaluate)
+    run = submit().runs.get()
+    with pytest.raises(IntegrityError):
+        evaluation_execute(run.pk)
+    run.refresh_from_db()
+    assert (run.status, run.retryable, run.report) == (EvaluationRun.Status.FAILED, True, None)
+    assert run.error.startswith("report not recorded: IntegrityError")
+    assert not run.results.exists()  # nothing half-stored
 
 
 def test_the_process_sandbox_is_announced_on_stdout(submit, sandbox_jobs, settings, capsys) -> None:

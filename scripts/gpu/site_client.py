@@ -321,7 +321,8 @@ def summary(state: Path, out: Path) -> str:
                         f"| {upload['name']} | {PLANTED.get(flaw, '?')} | {q['status']} | {labels or '–'} | "
                         f"{verdict} |"
                     )
-            repeats.setdefault(upload["name"].split("#")[0], []).append(speeds)
+            if report.get("queries"):  # a run that failed has no speeds to compare
+                repeats.setdefault(upload["name"].split("#")[0], []).append(speeds)
     text = ["# The site's own path: uploads through the REST API, results through the API and the page", ""]
     text += [
         "| set | submission | run | status | upload→result s | queued s | evaluating s | report wall s | "

@@ -21,8 +21,8 @@ from typing import Any
 from evaluator.channel import read_blocking, send
 
 Answer = tuple[dict[str, Any], bytes]
-# On a GPU the runner polls this long for the timed batch that follows `arm` rather than sleep on the
-# pipe: it comes within a millisecond, and a sleeping process's wake-up would be timed with it
+# On a GPU the runner polls this long for the timed command that follows `arm` or `roll` rather than
+# sleep on the pipe: it comes within a millisecond, and a sleeping process's wake-up would be timed with it
 # (docs/sandbox.md, "The cost of timing from outside").
 SPIN_S = 0.2
 
@@ -126,7 +126,10 @@ def pool(state: State, command: dict[str, Any]) -> Answer:
 
 
 def arm(state: State, command: dict[str, Any]) -> Answer:
-    """Before a timed batch, outside the harness's window: the L2 cache flushed, the device idle."""
+    """Before a timed batch, outside the harness's window: this thread on the timing core (where both
+    runners are timed, evaluator/cores.py), the L2 cache flushed, the device idle."""
+    if command.get("cpus"):
+        os.sched_setaffinity(0, command["cpus"])
     if state.flush is not None:
         state.flush.fill_(0)
     state.sync()
@@ -261,9 +264,10 @@ def main() -> None:
 
             answer = {"error": short_error(exc, state.filename)}, b""
         send(replies, *answer)
-        # Poll for the next command only after `arm`, when the timed batch follows at once: both runners
-        # share one core (evaluator/cores.py), and one polling while the other is timed would slow it.
-        spin_s = state.spin_s if command.get("op") == "arm" else 0.0
+        # Poll for the next command only where a timed one follows at once (a batch after `arm`, the
+        # first call on new content after `roll`): both runners are timed on one core
+        # (evaluator/cores.py), and one polling while the other is timed would slow it.
+        spin_s = state.spin_s if command.get("op") in ("arm", "roll") else 0.0
 
 
 if __name__ == "__main__":

@@ -30,7 +30,7 @@ from typing import Any
 
 import numpy as np
 
-from evaluator import cores, fresh
+from evaluator import fresh
 from evaluator.judge import Answers, compare_result
 from evaluator.launch import Launch, Launcher
 from evaluator.queries import Query
@@ -63,7 +63,7 @@ class Sides:
     fresh: list[dict[str, Any]] = field(default_factory=list)
     rolls: list[tuple[float, float]] = field(default_factory=list)  # per fresh set: two new contents
     build_env: Callable[[Path, bool], dict[str, str]] = lambda folder, baseline: {}
-    runner_cores: frozenset[int] | None = None  # both runners start pinned here (evaluator/cores.py)
+    runner_cores: frozenset[int] | None = None  # both runners are timed on these (evaluator/cores.py)
 
 
 @dataclass
@@ -206,10 +206,8 @@ def _runner(launch: Launcher, sides: Sides, kernel: tuple[Path, str] | None) -> 
             timeout_s=limit,
             channel=True,
         )
-        with cores.pinned(sides.runner_cores):  # the runner inherits this thread's cores
-            started = launch.start(launched)
         remote = Remote(
-            started,
+            launch.start(launched),
             "kernel" if kernel else "baseline",
             spin_s=SPIN_S if sides.device.startswith("cuda") else 0.0,
         )
@@ -217,6 +215,12 @@ def _runner(launch: Launcher, sides: Sides, kernel: tuple[Path, str] | None) -> 
             yield remote
         finally:
             remote.stop()
+
+
+def _arm(sides: Sides) -> dict[str, Any]:
+    """Ready for a timed batch, on the runners' core (evaluator/cores.py): a runner starts on all the
+    harness's cores, so that the two start up side by side, and moves its thread there when armed."""
+    return {"op": "arm"} | ({"cpus": sorted(sides.runner_cores)} if sides.runner_cores else {})
 
 
 def _mode(sides: Sides) -> str:
@@ -357,7 +361,7 @@ def _batch(
     sets = len(sides.params)
 
     def run(rep: int, calls: int) -> float:
-        remote.ask({"op": "arm"}, sides.query_timeout_s)
+        remote.ask(_arm(sides), sides.query_timeout_s)
         order = [(rep + i) % sets for i in range(calls)]
         batch = [[rep + i, sides.params[index]] for i, index in enumerate(order)]
         # The deadline: the per-call limit, against the baseline's pace so far (or the query's limit).
@@ -486,7 +490,7 @@ def _fresh(
                 except CallFailed as exc:
                     side.setdefault("rolled_errors", []).append(exc.error)
                 for clone in (index, index + 1):
-                    remote.ask({"op": "arm"}, limit)
+                    remote.ask(_arm(sides), limit)
                     seconds, answer, payload = remote.timed(
                         {"op": "batch", "calls": [[clone, params]]}, limit
                     )

@@ -46,3 +46,21 @@ def test_duckdbs_answers_run_on_their_own_cores(sf001: Path) -> None:
     finally:
         answers.close()
     assert os.sched_getaffinity(0) == before  # this thread untouched
+
+
+def test_an_armed_runner_moves_its_thread_to_the_runners_core() -> None:
+    import torch
+
+    from evaluator import runner
+
+    state = runner.State()
+    state.device = torch.device("cpu")
+    before = os.sched_getaffinity(0)
+    one = min(before)
+    try:
+        assert runner.arm(state, {"op": "arm", "cpus": [one]}) == ({}, b"")
+        assert os.sched_getaffinity(0) == {one}
+        runner.arm(state, {"op": "arm"})  # no split (a CPU evaluation): left where it is
+        assert os.sched_getaffinity(0) == {one}
+    finally:
+        os.sched_setaffinity(0, before)

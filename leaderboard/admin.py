@@ -105,7 +105,7 @@ class EvaluationRunAdmin(admin.ModelAdmin):
     readonly_fields = [
         "submission", "hardware", "status", "kind", "rerun_of", "created", "started", "finished", "attempts",
         "harness_version", "sandbox_backend", "overall_speedup", "geomean_speedup", "pass_rate", "fast_1",
-        "fast_2", "error", "retryable", "report",
+        "fast_2", "timing_ranked", "progress", "error", "retryable", "report",
     ]  # fmt: skip
     inlines = [QueryResultInline]
     actions = ["rerun_evaluation", "fail_stuck_runs"]

@@ -50,6 +50,16 @@ def _run_summary(request: Request, run: EvaluationRun) -> dict[str, Any]:
     }
 
 
+class TimingField(serializers.Field):
+    """Whether a run's speed scores are ranked, and if not why: {"ranked", "label", "reason"}."""
+
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__(source="*", read_only=True, **kwargs)
+
+    def to_representation(self, run: EvaluationRun) -> dict[str, Any]:
+        return {"ranked": run.timing_ranked, "label": run.timing_label, "reason": run.timing_reason}
+
+
 class SubmissionCreateApi(APIView):
     """Upload a kernel set: `archive`, or `manifest` plus files named qNN.py. Answers 202 with the runs."""
 
@@ -106,13 +116,14 @@ class EvaluationRunDetailApi(APIView):
         submission = serializers.IntegerField(source="submission_id")
         hardware = serializers.SlugRelatedField(slug_field="slug", read_only=True)
         final = serializers.BooleanField(source="is_final")
+        timing = TimingField()
 
         class Meta:
             model = EvaluationRun
             fields = [
                 "id", "submission", "hardware", "status", "final", "kind", "created", "started", "finished",
-                "harness_version", "sandbox_backend", "overall_speedup", "geomean_speedup", "pass_rate",
-                "fast_1", "fast_2", "error", "report",
+                "progress", "harness_version", "sandbox_backend", "overall_speedup", "geomean_speedup",
+                "pass_rate", "fast_1", "fast_2", "timing", "error", "report",
             ]  # fmt: skip
 
     def get(self, request: Request, run_id: int) -> Response:
@@ -145,7 +156,11 @@ class SubmissionDetailApi(APIView):
             request = self.context["request"]
             return [
                 _run_summary(request, run)
-                | {"overall_speedup": run.overall_speedup, "pass_rate": run.pass_rate}
+                | {
+                    "overall_speedup": run.overall_speedup,
+                    "pass_rate": run.pass_rate,
+                    "ranked": run.timing_ranked,
+                }
                 for run in submission.runs.newest_first()
             ]
 

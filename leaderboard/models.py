@@ -11,7 +11,7 @@ from typing import Any
 
 from django.conf import settings
 from django.db import models
-from django.db.models import F, OuterRef, Q, Subquery
+from django.db.models import Exists, F, OuterRef, Q, Subquery
 from django.urls import reverse
 from django.utils import timezone
 
@@ -223,27 +223,29 @@ class Kernel(models.Model):
 
 class EvaluationRunQuerySet(models.QuerySet["EvaluationRun"]):
     def ranked(self, *, hardware: Hardware | None = None) -> EvaluationRunQuerySet:
-        """The latest succeeded ranked run per visible submission and hardware, best first."""
-        latest = (
-            EvaluationRun.objects.filter(
-                submission=OuterRef("submission"),
-                hardware=OuterRef("hardware"),
-                status=EvaluationRun.Status.SUCCEEDED,
-                kind=EvaluationRun.Kind.RANKED,
-            )
-            .order_by("-finished", "-id")
-            .values("id")[:1]
-        )
-        runs = self.filter(
-            status=EvaluationRun.Status.SUCCEEDED,
-            kind=EvaluationRun.Kind.RANKED,
-            submission__hidden=False,
-            id=Subquery(latest),
-        )
+        """The latest succeeded ranked run with stable timing per visible submission and hardware, best
+        first."""
+        # The latest *stable* one: a rerun whose medians came out unsure does not unrank a measurement
+        # of the same set on the same hardware that was sure.
+        latest = _scored_runs(timing_ranked=True).order_by("-finished", "-id").values("id")[:1]
+        runs = self.filter(submission__hidden=False, id=Subquery(latest))
         if hardware is not None:
             runs = runs.filter(hardware=hardware)
         return runs.select_related("submission__language_model", "submission__uploader", "hardware").order_by(
             F("overall_speedup").desc(nulls_last=True), F("pass_rate").desc(nulls_last=True), "finished"
+        )
+
+    def unranked(self, *, hardware: Hardware | None = None) -> EvaluationRunQuerySet:
+        """The latest succeeded ranked-kind run per visible submission and hardware whose timing cannot be
+        ranked (a CPU's, or unstable), where no stable one exists; best pass rate first."""
+        latest = _scored_runs().order_by("-finished", "-id").values("id")[:1]
+        runs = self.filter(submission__hidden=False, timing_ranked=False, id=Subquery(latest)).exclude(
+            Exists(_scored_runs(timing_ranked=True))
+        )
+        if hardware is not None:
+            runs = runs.filter(hardware=hardware)
+        return runs.select_related("submission__language_model", "submission__uploader", "hardware").order_by(
+            F("pass_rate").desc(nulls_last=True), "-finished"
         )
 
     def pending(self) -> EvaluationRunQuerySet:
@@ -257,6 +259,30 @@ class EvaluationRunQuerySet(models.QuerySet["EvaluationRun"]):
     def newest_first(self) -> EvaluationRunQuerySet:
         """All runs, the latest first, with their hardware."""
         return self.select_related("hardware").order_by("-created", "-id")
+
+
+def _scored_runs(**filters: Any) -> models.QuerySet[EvaluationRun]:
+    """Succeeded ranked-kind runs of the outer query's submission on its hardware."""
+    return EvaluationRun.objects.filter(
+        submission=OuterRef("submission"),
+        hardware=OuterRef("hardware"),
+        status=EvaluationRun.Status.SUCCEEDED,
+        kind=EvaluationRun.Kind.RANKED,
+        **filters,
+    )
+
+
+def report_timing_ranked(report: dict[str, Any], *, hardware: Hardware) -> bool:
+    """Whether a report's speed scores may be ranked: what its "timing" says.
+
+    Reports before schema 3 carry no "timing"; they count as ranked where the hardware is not a CPU
+    (a CPU's timings never were: Triton's interpreter), since they cannot be checked for stability now.
+    Migration 0005 applied the same rule to the runs stored then.
+    """
+    timing = report.get("timing")
+    if isinstance(timing, dict) and "ranked" in timing:
+        return bool(timing["ranked"])
+    return not hardware.is_cpu
 
 
 class EvaluationRun(models.Model):
@@ -296,6 +322,12 @@ class EvaluationRun(models.Model):
     pass_rate = models.FloatField(null=True, blank=True)
     fast_1 = models.FloatField(null=True, blank=True)
     fast_2 = models.FloatField(null=True, blank=True)
+    # Copied from the report (`report_timing_ranked`) so rankings filter on a column.
+    timing_ranked = models.BooleanField(
+        default=False, help_text="its speed scores may be ranked: a GPU run whose medians are all sure"
+    )
+    # The latest `evaluator.evaluation.Progress` as a dict, while the run is evaluated.
+    progress = models.JSONField(null=True, blank=True)
 
     objects = EvaluationRunQuerySet.as_manager()
 
@@ -336,8 +368,41 @@ class EvaluationRun(models.Model):
 
     @property
     def baseline(self) -> str:
-        """What the kernels were timed against: "compiled" (torch.compile) or "eager" TorchPlan."""
+        """What the kernels were timed against: "recorded" (each query's calibrated mode, schema 3), or
+        "compiled", "eager" or "best" in older reports."""
         return str((self.report or {}).get("baseline", ""))
+
+    @property
+    def timing_label(self) -> str:
+        """Why this succeeded run is not ranked, in two words ("correctness only", "unstable timing");
+        "" when it is ranked or has no report."""
+        if not self.report or self.timing_ranked:
+            return ""
+        reason = self.timing_reason
+        if reason.startswith("unstable"):
+            return "unstable timing"
+        return (
+            "correctness only" if self.hardware.is_cpu or reason.startswith("correctness") else "not ranked"
+        )
+
+    @property
+    def timing_reason(self) -> str:
+        """The report's sentence on why its timing is not ranked ("" when it is, or it gave none)."""
+        timing = (self.report or {}).get("timing")
+        return str(timing.get("reason", "")) if isinstance(timing, dict) else ""
+
+    @property
+    def progress_text(self) -> str:
+        """Where a running evaluation is, e.g. "query 3 of 5: Q06 started"; "" before the first event."""
+        p = self.progress
+        if not isinstance(p, dict) or not p.get("total"):
+            return ""
+        # "started": the query ending next is the (done + 1)th; "ended": it was the done-th.
+        position = p.get("done", 0) + (1 if p.get("phase") == "started" else 0)
+        text = f"query {position} of {p['total']}: Q{p.get('query', 0):02d} {p.get('phase', '')}"
+        if p.get("status"):
+            text += f" ({p['status'].replace('_', ' ')})"
+        return text
 
     @property
     def duration_s(self) -> float | None:
@@ -398,3 +463,23 @@ class QueryResult(models.Model):
     @property
     def passed(self) -> bool:
         return self.status == self.Status.PASSED
+
+    @property
+    def baseline_mode(self) -> str:
+        """The TorchPlan mode this query's baseline was timed in ("eager", "compiled"; "" if not said)."""
+        return str(self.stats.get("baseline_mode") or "")
+
+    @property
+    def unstable(self) -> str:
+        """The report's sentence on why this query's timing is too unsure to rank; "" when it is sure."""
+        return str(self.stats.get("unstable") or "")
+
+    @property
+    def intervals(self) -> list[tuple[str, float, float, int]]:
+        """(name, median ms, relative standard error %, samples) for the baseline and the kernel."""
+        rows = []
+        for name in ("baseline", "kernel"):
+            stats = self.stats.get(name)
+            if isinstance(stats, dict) and stats.get("median_ms") is not None:
+                rows.append((name, stats["median_ms"], stats.get("stderr_pct") or 0.0, stats.get("n") or 0))
+        return rows

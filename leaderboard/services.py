@@ -22,7 +22,16 @@ from rest_framework.authtoken.models import Token
 
 from evaluator.errors import SubmissionError
 from evaluator.kernelset import KernelSet
-from leaderboard.models import EvaluationRun, Hardware, Kernel, LanguageModel, Query, QueryResult, Submission
+from leaderboard.models import (
+    EvaluationRun,
+    Hardware,
+    Kernel,
+    LanguageModel,
+    Query,
+    QueryResult,
+    Submission,
+    report_timing_ranked,
+)
 
 log = logging.getLogger(__name__)
 
@@ -140,7 +149,7 @@ def evaluation_claim(*, run_id: int, backend: str) -> EvaluationRun | None:
 @transaction.atomic
 def evaluation_record(*, run: EvaluationRun, report: dict[str, Any]) -> EvaluationRun:
     """Store a finished evaluation's report, its per-query results and the set-level scores."""
-    run = EvaluationRun.objects.select_for_update().get(id=run.pk)
+    run = EvaluationRun.objects.select_for_update().select_related("hardware").get(id=run.pk)
     if run.is_final:
         raise ValueError(f"run {run.pk} is already {run.status}; a rerun is a new run")
     queries = {q.number: q for q in Query.objects.all()}
@@ -172,12 +181,25 @@ def evaluation_record(*, run: EvaluationRun, report: dict[str, Any]) -> Evaluati
     run.sandbox_backend = str((report.get("sandbox") or {}).get("backend", run.sandbox_backend))
     for field in ("overall_speedup", "geomean_speedup", "pass_rate", "fast_1", "fast_2"):
         setattr(run, field, report.get(field))
+    run.timing_ranked = report_timing_ranked(report, hardware=run.hardware)
     run.status = EvaluationRun.Status.SUCCEEDED
     run.finished = timezone.now()
     run.error = ""
     run.save()
     transaction.on_commit(results_changed)
     return run
+
+
+def evaluation_progress(*, run: EvaluationRun, progress: dict[str, Any]) -> bool:
+    """Keep where a running evaluation is; False once the run is no longer running.
+
+    One UPDATE of the one column: the worker's copy of the row is never saved, so a status set meanwhile
+    (an admin failing the run, the stale-run reclaim) stays.
+    """
+    updated = EvaluationRun.objects.filter(id=run.pk, status=EvaluationRun.Status.RUNNING).update(
+        progress=progress
+    )
+    return bool(updated)
 
 
 def evaluation_fail(*, run: EvaluationRun, error: str, retryable: bool) -> EvaluationRun:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import logging
 import tempfile
+from dataclasses import asdict
 from pathlib import Path
 
 from django.conf import settings
@@ -53,6 +54,7 @@ def evaluation_execute(run_id: int) -> str:
                     ),
                 ),
                 backend=backend,
+                progress=lambda event: services.evaluation_progress(run=run, progress=asdict(event)),
             )
     except EvaluatorError as exc:
         # Ours, not the submitter's: kept on the run for admins, retryable by a rerun.

@@ -36,6 +36,13 @@ def _ranking(hardware: Hardware | None) -> list[EvaluationRun]:
     )
 
 
+def _unranked(hardware: Hardware | None) -> list[EvaluationRun]:
+    key = f"unranked:{services.cache_generation()}:{hardware.pk if hardware else 'all'}"
+    return cache.get_or_set(
+        key, lambda: list(EvaluationRun.objects.unranked(hardware=hardware)[:20]), RANKING_CACHE_S
+    )
+
+
 def index(request: HttpRequest) -> HttpResponse:
     hardware_list = list(Hardware.objects.all())
     hardware = None
@@ -46,6 +53,7 @@ def index(request: HttpRequest) -> HttpResponse:
     ranking = _ranking(hardware)
     ctx = {
         "ranking": ranking,
+        "unranked": _unranked(hardware),
         "hardware": hardware,
         "hardware_list": hardware_list,
         "has_cpu_rows": any(run.hardware.is_cpu for run in ranking),
@@ -102,6 +110,7 @@ def submission_detail(request: HttpRequest, submission_id: int) -> HttpResponse:
         "runs": runs,
         "run": run,
         "results": list(results.values()),
+        "unstable": [result for result in results.values() if result.unstable],
         "kernels": [(kernel, results.get(kernel.query_id)) for kernel in kernels],
         "auto_refresh": any(not r.is_final for r in runs),
     }
@@ -115,17 +124,18 @@ def query_list(request: HttpRequest) -> HttpResponse:
 
 def query_detail(request: HttpRequest, number: int) -> HttpResponse:
     query = get_object_or_404(Query, number=number)
-    best = (
-        QueryResult.objects.filter(
-            query=query,
-            status=QueryResult.Status.PASSED,
-            run__status=EvaluationRun.Status.SUCCEEDED,
-            run__submission__hidden=False,
-        )
-        .select_related("run__hardware", "run__submission__language_model")
-        .order_by("-speedup")[:10]
-    )
-    ctx = {"query": query, "best": best}
+    passed = QueryResult.objects.filter(
+        query=query,
+        status=QueryResult.Status.PASSED,
+        run__status=EvaluationRun.Status.SUCCEEDED,
+        run__submission__hidden=False,
+    ).select_related("run__hardware", "run__submission__language_model")
+    ctx = {
+        "query": query,
+        # Speeds only from runs whose timing may be ranked; the others show that a kernel is correct.
+        "best": passed.filter(run__timing_ranked=True).order_by("-speedup")[:10],
+        "correct": passed.filter(run__timing_ranked=False).order_by("-run__finished")[:10],
+    }
     return render(request, "leaderboard/query_detail.html", ctx)
 
 

@@ -33,7 +33,7 @@ def test_rerunning_a_submission_reruns_its_latest_run_per_hardware(admin_client,
 def test_hiding_a_submission_from_the_admin_takes_it_off_the_ranking(
     admin_client, anonymous, evaluated
 ) -> None:
-    run = evaluated(model="Cheating LLM")
+    run = evaluated(model="Cheating LLM", device="cuda")
     admin_client.post(
         "/admin/leaderboard/submission/",
         {"action": "hide_submissions", "_selected_action": [run.submission_id]},

@@ -214,6 +214,28 @@ def test_a_run_shows_its_status_and_then_its_report(client, submit, make_report)
         "cpu-test",
     )
     assert body["report"]["queries"][0]["query"] == 6
+    assert body["timing"] == {
+        "ranked": False,
+        "label": "correctness only",
+        "reason": "correctness only: timed on a CPU",
+    }
+
+
+def test_a_running_run_says_where_it_is_and_a_stable_one_that_it_is_ranked(
+    client, submit, timed_report
+) -> None:
+    from leaderboard import services
+
+    run = submit().runs.get()
+    services.evaluation_claim(run_id=run.pk, backend="bubblewrap")
+    event = {"done": 1, "total": 2, "query": 6, "phase": "started", "status": ""}
+    services.evaluation_progress(run=run, progress=event)
+    assert client.get(f"/api/runs/{run.pk}/").json()["progress"] == event
+    services.evaluation_record(run=run, report=timed_report())
+    body = client.get(f"/api/runs/{run.pk}/").json()
+    assert body["timing"] == {"ranked": True, "label": "", "reason": ""}
+    [summary] = client.get(f"/api/submissions/{run.submission_id}/").json()["runs"]
+    assert summary["ranked"] is True
 
 
 def test_a_submission_lists_its_queries_and_runs(client, submit) -> None:

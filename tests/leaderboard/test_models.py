@@ -4,7 +4,7 @@ import pytest
 from django.db import IntegrityError, transaction
 
 from leaderboard import services
-from leaderboard.models import EvaluationRun, Kernel
+from leaderboard.models import EvaluationRun, Kernel, report_timing_ranked
 
 pytestmark = pytest.mark.django_db
 
@@ -56,23 +56,23 @@ def test_the_kernel_set_is_rebuilt_from_the_stored_rows(submit, kernel_set) -> N
 
 
 def test_ranking_orders_by_overall_speedup(evaluated) -> None:
-    slow = evaluated(model="Slow LLM", kernel_ms=4.0)
-    fast = evaluated(model="Fast LLM", kernel_ms=0.5)
+    slow = evaluated(model="Slow LLM", kernel_ms=4.0, device="cuda")
+    fast = evaluated(model="Fast LLM", kernel_ms=0.5, device="cuda")
     assert list(EvaluationRun.objects.ranked()) == [fast, slow]
 
 
 def test_ranking_shows_only_the_latest_succeeded_run_of_a_submission(evaluated, make_report) -> None:
-    first = evaluated(kernel_ms=1.0)
+    first = evaluated(kernel_ms=1.0, device="cuda")
     rerun = services.evaluation_rerun(run=first)
-    rerun = services.evaluation_record(run=rerun, report=make_report(kernel_ms=0.8))
+    rerun = services.evaluation_record(run=rerun, report=make_report(kernel_ms=0.8, device="cuda"))
     failed = services.evaluation_rerun(run=rerun)
     services.evaluation_fail(run=failed, error="the GPU fell off the bus", retryable=True)
     assert list(EvaluationRun.objects.ranked()) == [rerun]
 
 
 def test_ranking_leaves_out_hidden_submissions(evaluated) -> None:
-    honest = evaluated(model="Honest LLM")
-    cheat = evaluated(model="Cheating LLM", kernel_ms=0.001)
+    honest = evaluated(model="Honest LLM", device="cuda")
+    cheat = evaluated(model="Cheating LLM", kernel_ms=0.001, device="cuda")
     services.submission_hide(submission=cheat.submission)
     assert list(EvaluationRun.objects.ranked()) == [honest]
 
@@ -80,14 +80,70 @@ def test_ranking_leaves_out_hidden_submissions(evaluated) -> None:
 def test_ranking_leaves_out_feedback_runs(submit, make_report) -> None:
     run = submit().runs.get()
     EvaluationRun.objects.filter(pk=run.pk).update(kind=EvaluationRun.Kind.FEEDBACK)
-    services.evaluation_record(run=run, report=make_report())
+    services.evaluation_record(run=run, report=make_report(device="cuda"))
     assert list(EvaluationRun.objects.ranked()) == []
 
 
 def test_ranking_can_be_narrowed_to_one_hardware(evaluated, gpu) -> None:
-    run = evaluated()
+    run = evaluated(device="cuda")
     assert list(EvaluationRun.objects.ranked(hardware=run.hardware)) == [run]
     assert list(EvaluationRun.objects.ranked(hardware=gpu)) == []
+
+
+def test_ranking_leaves_out_a_cpu_run_and_lists_it_as_correctness_only(evaluated) -> None:
+    run = evaluated()  # timed on the CPU: the report says "correctness only"
+    assert not run.timing_ranked
+    assert list(EvaluationRun.objects.ranked()) == []
+    assert list(EvaluationRun.objects.unranked()) == [run]
+    assert run.timing_label == "correctness only"
+    assert run.timing_reason == "correctness only: timed on a CPU"
+
+
+def test_ranking_leaves_out_a_run_whose_medians_are_unsure(submit, timed_report) -> None:
+    run = submit().runs.get()
+    run = services.evaluation_record(run=run, report=timed_report(kernel_stderr_pct=3.5))
+    assert list(EvaluationRun.objects.ranked()) == []
+    assert list(EvaluationRun.objects.unranked()) == [run]
+    assert (run.timing_label, run.timing_reason) == ("unstable timing", "unstable timing: Q06")
+    result = run.results.get()
+    assert result.unstable == "the kernel's median has a 3.5% standard error, over 2%"
+    assert result.intervals == [("baseline", 2.0, 0.5, 40), ("kernel", 1.0, 3.5, 40)]
+
+
+def test_too_few_samples_also_keep_a_run_off_the_ranking(submit, timed_report) -> None:
+    run = services.evaluation_record(run=submit().runs.get(), report=timed_report(kernel_n=9))
+    assert not run.timing_ranked
+    assert "fewer than 10" in run.results.get().unstable
+
+
+def test_an_unstable_rerun_leaves_the_stable_run_ranked_and_is_not_listed_as_unranked(
+    submit, timed_report
+) -> None:
+    stable = services.evaluation_record(run=submit().runs.get(), report=timed_report())
+    assert stable.timing_ranked and stable.timing_label == ""
+    unstable = services.evaluation_rerun(run=stable)
+    services.evaluation_record(run=unstable, report=timed_report(baseline_stderr_pct=4.0))
+    assert list(EvaluationRun.objects.ranked()) == [stable]
+    assert list(EvaluationRun.objects.unranked()) == []
+
+
+@pytest.mark.parametrize(("device", "ranked"), [("cpu", False), ("cuda", True)])
+def test_a_report_from_before_timing_was_judged_is_ranked_unless_timed_on_a_cpu(
+    make_report, cpu, gpu, device: str, ranked: bool
+) -> None:
+    report = make_report(device=device)
+    del report["timing"]  # schema 2
+    hardware = gpu if device == "cuda" else cpu
+    assert report_timing_ranked(report, hardware=hardware) is ranked
+
+
+def test_a_running_run_says_which_query_it_is_on(submit) -> None:
+    run = submit().runs.get()
+    assert run.progress_text == ""
+    run.progress = {"done": 2, "total": 5, "query": 6, "phase": "started", "status": ""}
+    assert run.progress_text == "query 3 of 5: Q06 started"
+    run.progress = {"done": 3, "total": 5, "query": 6, "phase": "ended", "status": "wrong_answer"}
+    assert run.progress_text == "query 3 of 5: Q06 ended (wrong answer)"
 
 
 def test_hidden_submissions_are_visible_to_their_uploader_and_staff_only(
@@ -112,3 +168,50 @@ def test_the_models_and_their_migrations_agree() -> None:
     out = StringIO()
     # --check exits non-zero when a model change has no migration; --dry-run writes nothing.
     call_command("makemigrations", "leaderboard", "--check", "--dry-run", stdout=out)
+
+
+@pytest.mark.django_db(transaction=True)
+def test_the_migration_ranks_stored_runs_as_their_reports_say_and_old_gpu_reports_as_ranked() -> None:
+    from django.db import connection
+    from django.db.migrations.executor import MigrationExecutor
+
+    before = [("leaderboard", "0004_query_result_rejected_label")]
+    after = [("leaderboard", "0005_run_progress_timing_ranked")]
+    executor = MigrationExecutor(connection)
+    try:
+        executor.migrate(before)
+        old = executor.loader.project_state(before).apps
+        user = old.get_model("auth", "User").objects.create(username="ada")
+        model = old.get_model("leaderboard", "LanguageModel").objects.create(name="LLM", slug="llm")
+        submission = old.get_model("leaderboard", "Submission").objects.create(
+            uploader=user, language_model=model, language="triton", scope="full"
+        )
+        Hardware = old.get_model("leaderboard", "Hardware")
+        cpu = Hardware.objects.create(slug="cpu", name="CPU", device="cpu", queue="q")
+        gpu = Hardware.objects.create(slug="gpu", name="GPU", device="cuda", queue="q")
+        EvaluationRun = old.get_model("leaderboard", "EvaluationRun")
+        runs = {
+            name: EvaluationRun.objects.create(submission=submission, hardware=hardware, report=report).pk
+            for name, hardware, report in [
+                ("old gpu", gpu, {"schema_version": 2}),
+                ("old cpu", cpu, {"schema_version": 2}),
+                ("unstable gpu", gpu, {"timing": {"ranked": False, "reason": "unstable timing: Q06"}}),
+                ("stable gpu", gpu, {"timing": {"ranked": True, "reason": ""}}),
+                ("queued", gpu, None),
+            ]
+        }
+        executor = MigrationExecutor(connection)
+        executor.migrate(after)
+        new = executor.loader.project_state(after).apps.get_model("leaderboard", "EvaluationRun")
+        stored = dict(new.objects.values_list("pk", "timing_ranked"))
+        assert {name: stored[pk] for name, pk in runs.items()} == {
+            "old gpu": True,
+            "old cpu": False,
+            "unstable gpu": False,
+            "stable gpu": True,
+            "queued": False,
+        }
+    finally:
+        # Back to the latest schema, whatever happened: the tests after this one need it.
+        executor = MigrationExecutor(connection)
+        executor.migrate(executor.loader.graph.leaf_nodes())

@@ -14,8 +14,8 @@ pytestmark = pytest.mark.django_db
 
 
 def test_the_ranking_lists_evaluated_submissions_best_first(anonymous, evaluated) -> None:
-    evaluated(model="Slow LLM", kernel_ms=4.0)
-    evaluated(model="Fast LLM", kernel_ms=0.5)
+    evaluated(model="Slow LLM", kernel_ms=4.0, device="cuda")
+    evaluated(model="Fast LLM", kernel_ms=0.5, device="cuda")
     page = anonymous.get("/")
     assert page.status_code == 200
     html = page.content.decode()
@@ -24,15 +24,45 @@ def test_the_ranking_lists_evaluated_submissions_best_first(anonymous, evaluated
     assertContains(page, "Triton")
 
 
-def test_the_ranking_labels_cpu_results_as_cpu_timings(anonymous, evaluated) -> None:
-    evaluated()
+def test_cpu_runs_are_listed_as_correctness_only_below_the_ranking(anonymous, evaluated) -> None:
+    evaluated(model="CPU LLM")
     page = anonymous.get("/")
-    assertContains(page, "Triton interpreter")
-    assertContains(page, '<span class="badge cpu"', html=False)
+    assertContains(page, "No evaluated submissions yet")  # nothing ranked
+    unranked = page.content.decode().split('<table class="unranked">')[1]
+    assert "CPU LLM" in unranked
+    assert '<span class="badge warn">correctness only</span>' in unranked
+    assert "correctness only: timed on a CPU" in unranked
+    assert '<span class="badge cpu">CPU</span>' in unranked
+
+
+def test_an_unstable_run_is_not_ranked_and_its_page_shows_each_unsure_interval(
+    anonymous, submit, timed_report
+) -> None:
+    run = submit(model="Noisy LLM").runs.get()
+    services.evaluation_record(run=run, report=timed_report(kernel_ms=1.25, kernel_stderr_pct=3.5))
+    home = anonymous.get("/").content.decode()
+    assert "Noisy LLM" not in home.split('<table class="unranked">')[0]  # not in the ranking
+    assert "unstable timing: Q06" in home.split('<table class="unranked">')[1]
+    page = anonymous.get(f"/submissions/{run.submission_id}/")
+    assertContains(page, "unstable timing</span>", count=2)  # the runs table and the notice
+    assertContains(page, "Not ranked: unstable timing: Q06.")
+    assertContains(page, "the kernel&#x27;s median has a 3.5% standard error, over 2%")
+    assertContains(page, "baseline 2.000 ms ± 0.5%")
+    assertContains(page, "kernel 1.250 ms ± 3.5%")
+
+
+def test_a_ranked_run_carries_no_label(anonymous, submit, timed_report) -> None:
+    run = submit(model="Steady LLM").runs.get()
+    services.evaluation_record(run=run, report=timed_report())
+    assertContains(anonymous.get("/"), "Steady LLM")
+    page = anonymous.get(f"/submissions/{run.submission_id}/")
+    assertNotContains(page, "Not ranked")
+    assertNotContains(page, "badge warn")
+    assertContains(page, "compiled")  # the mode Q6's baseline was timed in
 
 
 def test_the_ranking_leaves_out_hidden_submissions(anonymous, evaluated) -> None:
-    evaluated(model="Honest LLM")
+    evaluated(model="Honest LLM", device="cuda")
     cheat = evaluated(model="Cheating LLM", kernel_ms=0.001)
     services.submission_hide(submission=cheat.submission)
     page = anonymous.get("/")
@@ -41,10 +71,10 @@ def test_the_ranking_leaves_out_hidden_submissions(anonymous, evaluated) -> None
 
 
 def test_the_ranking_is_fresh_after_a_new_result(anonymous, submit, evaluated, make_report) -> None:
-    evaluated(model="First LLM")
+    evaluated(model="First LLM", device="cuda")
     assertNotContains(anonymous.get("/"), "Second LLM")
     run = submit(model="Second LLM").runs.get()
-    services.evaluation_record(run=run, report=make_report())
+    services.evaluation_record(run=run, report=make_report(device="cuda"))
     services.results_changed()  # what on_commit does once the record's transaction commits
     assertContains(anonymous.get("/"), "Second LLM")
 
@@ -57,12 +87,15 @@ def test_an_unknown_hardware_filter_is_a_404(anonymous, db) -> None:
     assert anonymous.get("/?hardware=nope").status_code == 404
 
 
-def test_the_ranking_chart_is_an_svg(anonymous, evaluated) -> None:
-    evaluated()
+def test_the_ranking_chart_is_an_svg_of_ranked_runs_only(anonymous, evaluated) -> None:
+    evaluated(model="GPU LLM", device="cuda")
+    evaluated(model="CPU LLM")
     response = anonymous.get("/charts/ranking.svg")
     assert response.status_code == 200
     assert response["Content-Type"] == "image/svg+xml"
     assert b"<svg" in response.content
+    assert b"GPU LLM" in response.content
+    assert b"CPU LLM" not in response.content
 
 
 def test_a_submission_page_shows_per_query_results_and_highlighted_sources(anonymous, evaluated) -> None:
@@ -80,6 +113,19 @@ def test_a_submission_page_shows_per_query_results_and_highlighted_sources(anony
     assertContains(page, '<div class="highlight">')
     assertContains(page, "_query_core")  # the TorchPlan's source beside the kernel
     assertContains(page, "CPU timings through the Triton interpreter")
+    assertContains(page, '<span class="badge warn">correctness only</span>')
+    assertContains(page, "Not ranked: correctness only: timed on a CPU.")
+
+
+def test_a_running_run_shows_which_query_it_is_on_and_the_page_refreshes(anonymous, submit) -> None:
+    run = submit().runs.get()
+    services.evaluation_claim(run_id=run.pk, backend="bubblewrap")
+    services.evaluation_progress(
+        run=run, progress={"done": 0, "total": 3, "query": 6, "phase": "started", "status": ""}
+    )
+    page = anonymous.get(f"/submissions/{run.submission_id}/")
+    assertContains(page, "query 1 of 3: Q06 started", count=2)  # runs table and the run's notice
+    assertContains(page, 'http-equiv="refresh"')
 
 
 def test_a_submission_page_explains_a_failed_evaluation(anonymous, submit) -> None:
@@ -126,7 +172,7 @@ def test_the_not_found_page_uses_the_site_template(anonymous, db) -> None:
 
 
 def test_the_query_pages_show_sql_and_the_torchplan(anonymous, q6, evaluated) -> None:
-    evaluated(model="Fast LLM", kernel_ms=0.5)
+    evaluated(model="Fast LLM", kernel_ms=0.5, device="cuda")
     listing = anonymous.get("/queries/")
     assertContains(listing, "Forecasting Revenue Change")
     page = anonymous.get("/queries/6/")
@@ -134,6 +180,19 @@ def test_the_query_pages_show_sql_and_the_torchplan(anonymous, q6, evaluated) ->
     assertContains(page, "run_query")
     assertContains(page, "Fast LLM")
     assert anonymous.get("/queries/1/").status_code == 404
+
+
+def test_a_query_page_ranks_only_stable_speeds_and_lists_the_rest_as_correct(
+    anonymous, q6, evaluated, submit, timed_report
+) -> None:
+    evaluated(model="CPU LLM")
+    services.evaluation_record(run=submit(model="Noisy LLM").runs.get(), report=timed_report(kernel_n=5))
+    services.evaluation_record(run=submit(model="Steady LLM").runs.get(), report=timed_report())
+    html = anonymous.get("/queries/6/").content.decode()
+    fastest, correct = html.split("Correct, timing not ranked")
+    assert "Steady LLM" in fastest and "CPU LLM" not in fastest and "Noisy LLM" not in fastest
+    assert "CPU LLM" in correct and "correctness only" in correct
+    assert "Noisy LLM" in correct and "the kernel was timed 5 times, fewer than 10" in correct
 
 
 def test_uploading_needs_an_account(anonymous, db) -> None:

@@ -187,3 +187,20 @@ def test_a_run_left_running_by_a_lost_worker_is_failed_retryably_and_a_live_one_
     assert live.status == EvaluationRun.Status.RUNNING
     assert done.status == EvaluationRun.Status.SUCCEEDED
     assert services.evaluation_reclaim_stale() == 0
+
+
+def test_recording_a_report_keeps_whether_its_timing_may_be_ranked(submit, make_report, timed_report) -> None:
+    cpu_run = services.evaluation_record(run=submit().runs.get(), report=make_report())
+    stable = services.evaluation_record(run=submit().runs.get(), report=timed_report())
+    unstable = services.evaluation_record(run=submit().runs.get(), report=timed_report(kernel_n=3))
+    assert [r.timing_ranked for r in (cpu_run, stable, unstable)] == [False, True, False]
+
+
+def test_progress_is_kept_only_while_the_run_is_running(submit) -> None:
+    run = submit().runs.get()
+    event = {"done": 0, "total": 1, "query": 6, "phase": "started", "status": ""}
+    assert not services.evaluation_progress(run=run, progress=event)  # still queued
+    services.evaluation_claim(run_id=run.pk, backend="bubblewrap")
+    assert services.evaluation_progress(run=run, progress=event)
+    run.refresh_from_db()
+    assert (run.status, run.progress) == ("running", event)

@@ -3,6 +3,7 @@ replaced where a test needs it to fail in a particular way, which a real one can
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -11,6 +12,7 @@ from django.db import IntegrityError
 
 import sandbox
 from evaluator import evaluation
+from leaderboard import services
 from leaderboard.models import EvaluationRun
 from leaderboard.tasks import PROCESS_SANDBOX_WARNING, evaluation_execute
 
@@ -104,6 +106,55 @@ def test_a_report_the_database_refuses_fails_the_run_at_once_and_retryably(
     assert (run.status, run.retryable, run.report) == (EvaluationRun.Status.FAILED, True, None)
     assert run.error.startswith("report not recorded: IntegrityError")
     assert not run.results.exists()  # nothing half-stored
+
+
+def test_the_evaluation_s_progress_is_kept_on_the_run_as_it_goes(
+    submit, make_report, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    seen: list[tuple[str, str]] = []
+
+    def evaluate(
+        job: evaluation.Job, *, backend: str, progress: Callable[[evaluation.Progress], None], **_: Any
+    ) -> dict[str, Any]:
+        events = [
+            evaluation.Progress(0, 2, 1, "started"),
+            evaluation.Progress(1, 2, 1, "ended", "passed"),
+            evaluation.Progress(1, 2, 6, "started"),
+        ]
+        for event in events:
+            progress(event)
+            stored = EvaluationRun.objects.get(pk=run.pk)
+            seen.append((stored.status, stored.progress_text))
+        return make_report()
+
+    monkeypatch.setattr(evaluation, "evaluate", evaluate)
+    run = submit().runs.get()
+    evaluation_execute(run.pk)
+    assert seen == [
+        ("running", "query 1 of 2: Q01 started"),
+        ("running", "query 1 of 2: Q01 ended (passed)"),
+        ("running", "query 2 of 2: Q06 started"),
+    ]
+    run.refresh_from_db()
+    assert run.progress == {"done": 1, "total": 2, "query": 6, "phase": "started", "status": ""}
+
+
+def test_progress_after_the_run_was_failed_meanwhile_leaves_it_failed(
+    submit, make_report, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def evaluate(
+        job: evaluation.Job, *, backend: str, progress: Callable[[evaluation.Progress], None], **_: Any
+    ) -> dict[str, Any]:
+        services.evaluation_fail(run=run, error="marked failed by root: worker lost", retryable=True)
+        progress(evaluation.Progress(1, 1, 6, "ended", "passed"))
+        return make_report()
+
+    monkeypatch.setattr(evaluation, "evaluate", evaluate)
+    run = submit().runs.get()
+    with pytest.raises(ValueError, match="already failed"):
+        evaluation_execute(run.pk)
+    run.refresh_from_db()
+    assert (run.status, run.progress, run.error) == ("failed", None, "marked failed by root: worker lost")
 
 
 def test_the_process_sandbox_is_announced_on_stdout(submit, sandbox_jobs, settings, capsys) -> None:

@@ -1,0 +1,60 @@
+"""Reports with timing statistics, for what the site ranks and labels (a GPU's; a CPU's is never ranked)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+
+from evaluator.report import QueryResult as ReportQueryResult
+from evaluator.report import Report
+
+
+def timing(median_ms: float, *, stderr_pct: float = 0.5, n: int = 40) -> dict[str, Any]:
+    """One median's statistics as the harness reports them."""
+    return {"median_ms": median_ms, "min_ms": median_ms * 0.95, "iqr_ms": median_ms * 0.02, "n": n,
+            "stderr_pct": stderr_pct}  # fmt: skip
+
+
+@pytest.fixture
+def timed_report() -> Callable[..., dict[str, Any]]:
+    """A GPU report for one passed Q6 whose ranking `Report.aggregate` decides from the medians' stats."""
+
+    def make(
+        *,
+        baseline_ms: float = 2.0,
+        kernel_ms: float = 1.0,
+        baseline_stderr_pct: float = 0.5,
+        kernel_stderr_pct: float = 0.5,
+        kernel_n: int = 40,
+    ) -> dict[str, Any]:
+        stats = {
+            "baseline": timing(baseline_ms, stderr_pct=baseline_stderr_pct),
+            "kernel": timing(kernel_ms, stderr_pct=kernel_stderr_pct, n=kernel_n),
+            "baseline_mode": "compiled",
+        }
+        report = Report(
+            harness_version="0.1.0",
+            hardware={"name": "NVIDIA H200", "device": "cuda"},
+            scale_factor=10,
+            language="triton",
+            scope="full",
+            baseline="recorded",
+            sandbox={"backend": "bubblewrap", "isolated": True},
+            queries=[
+                ReportQueryResult(
+                    query=6,
+                    status="passed",
+                    baseline_ms=baseline_ms,
+                    kernel_ms=kernel_ms,
+                    speedup=baseline_ms / kernel_ms,
+                    roofline_fraction=0.42,
+                    trials=5,
+                    stats=stats,
+                )
+            ],
+        )
+        return report.aggregate().to_dict()
+
+    return make

@@ -8,6 +8,7 @@ from django.http import HttpRequest
 
 from leaderboard import services
 from leaderboard.models import (
+    BaselineCalibration,
     EvaluationRun,
     Hardware,
     Kernel,
@@ -34,6 +35,32 @@ class QueryAdmin(admin.ModelAdmin):
 class HardwareAdmin(admin.ModelAdmin):
     list_display = ["name", "slug", "device", "scale_factor", "peak_bandwidth_gbs", "queue", "active"]
     list_filter = ["device", "active"]
+    actions = ["calibrate_baselines"]
+
+    @admin.action(description="Calibrate baselines (on the hardware's own worker)")
+    def calibrate_baselines(self, request: HttpRequest, queryset: QuerySet[Hardware]) -> None:
+        hardware = list(queryset)
+        for one in hardware:
+            services.baseline_calibration_enqueue(hardware=one)
+        self.message_user(
+            request,
+            f"Baseline calibration queued for {len(hardware)} hardware; run it while the machine is idle.",
+            messages.SUCCESS,
+        )
+
+
+@admin.register(BaselineCalibration)
+class BaselineCalibrationAdmin(admin.ModelAdmin):
+    list_display = [
+        "query", "hardware", "scale_factor", "mode", "eager_ms", "compiled_ms", "rounds", "harness_version",
+        "torch_version", "measured_at",
+    ]  # fmt: skip
+    list_filter = ["hardware", "mode", "harness_version", "torch_version"]
+    list_select_related = ["query", "hardware"]
+
+    def has_add_permission(self, request: HttpRequest) -> bool:
+        # Rows come from a calibration (dkb_baselines), which also writes the record evaluations read.
+        return False
 
 
 class KernelInline(admin.TabularInline):

@@ -9,6 +9,7 @@ from __future__ import annotations
 import datetime
 import logging
 import uuid
+from collections.abc import Callable
 from typing import Any
 
 from django.conf import settings
@@ -23,6 +24,7 @@ from rest_framework.authtoken.models import Token
 from evaluator.errors import SubmissionError
 from evaluator.kernelset import KernelSet
 from leaderboard.models import (
+    BaselineCalibration,
     EvaluationRun,
     Hardware,
     Kernel,
@@ -38,6 +40,7 @@ log = logging.getLogger(__name__)
 GENERATION_KEY = "dkb:generation"
 EVALUATION_TASK = "leaderboard.tasks.evaluation_execute"
 RECLAIM_TASK = "leaderboard.tasks.evaluation_reclaim"
+CALIBRATION_TASK = "leaderboard.tasks.baseline_calibrate"
 # How long past the evaluation limit a run may stay "running" before its worker counts as lost.
 RECLAIM_GRACE_S = 600
 
@@ -241,3 +244,75 @@ def api_token_rotate(*, user: AbstractBaseUser) -> Token:
     """Replace the user's API token with a new one; the old one stops working at once."""
     Token.objects.filter(user=user).delete()
     return Token.objects.create(user=user)
+
+
+def baseline_calibrate(
+    *,
+    hardware: Hardware,
+    queries: list[int] | None = None,
+    jobs: int = 4,
+    echo: Callable[[str], object] | None = None,
+) -> list[BaselineCalibration]:
+    """Calibrate each query's baseline mode on this machine for the hardware's scale factor, into the
+    data folder's record (what evaluations read) and into `BaselineCalibration` rows (what pages show).
+
+    Runs on the hardware itself, on an otherwise idle machine: the timings are the hardware's.
+    """
+    # Imported here: the generator and the calibration's key import torch, which web processes avoid.
+    from evaluator import baselines
+    from evaluator.tpch.generate import prepare
+
+    numbers = queries or sorted(Query.objects.values_list("number", flat=True))
+    data_dir = settings.DKB_DATA_DIR
+    sf_folder = prepare(data_dir, hardware.scale_factor, progress=False)
+    rows = baselines.calibrate(
+        data_dir, sf_folder, hardware.scale_factor, hardware.device, numbers, jobs=jobs, echo=echo
+    )
+    return baseline_calibration_store(hardware=hardware, rows=rows, key=baselines.key(hardware.device))
+
+
+@transaction.atomic
+def baseline_calibration_store(
+    *, hardware: Hardware, rows: list[dict[str, Any]], key: dict[str, str]
+) -> list[BaselineCalibration]:
+    """Keep calibration rows (`evaluator.baselines.calibrate`'s) for the hardware; a failed row, or one for
+    a query not loaded, is skipped; a row for the same setup replaces the older one."""
+    queries = {q.number: q for q in Query.objects.all()}
+    stored = []
+    for row in rows:
+        query = queries.get(row.get("query"))
+        if "error" in row or query is None:
+            log.warning("calibration of Q%s on %s not stored: %s", row.get("query"), hardware.slug, row)
+            continue
+        calibration, _ = BaselineCalibration.objects.update_or_create(
+            hardware=hardware,
+            query=query,
+            scale_factor=hardware.scale_factor,
+            harness_version=key["harness"],
+            torch_version=key["torch"],
+            defaults={
+                "mode": row["mode"],
+                "eager_ms": row["eager_ms"],
+                "compiled_ms": row.get("compiled_ms"),
+                "eager_stderr_pct": row.get("eager_stderr_pct"),
+                "compiled_stderr_pct": row.get("compiled_stderr_pct"),
+                "rounds": row.get("rounds") or 0,
+                "compile_s": row.get("compile_s") or 0.0,
+                "measured_at": timezone.now(),
+            },
+        )
+        stored.append(calibration)
+    return stored
+
+
+def baseline_calibration_enqueue(*, hardware: Hardware) -> None:
+    """Have the hardware's own worker calibrate its baselines (`baseline_calibrate`), after commit."""
+
+    def send() -> None:
+        from django_q.tasks import async_task
+
+        async_task(
+            CALIBRATION_TASK, hardware.pk, cluster=hardware.queue, task_name=f"calibrate-{hardware.slug}"
+        )
+
+    transaction.on_commit(send)

@@ -13,7 +13,7 @@ from evaluator import evaluation
 from evaluator.errors import EvaluatorError
 from evaluator.harness import check_scale_factors
 from leaderboard import services
-from leaderboard.models import EvaluationRun
+from leaderboard.models import EvaluationRun, Hardware
 
 log = logging.getLogger(__name__)
 
@@ -78,6 +78,13 @@ def evaluation_execute(run_id: int) -> str:
         )
         raise
     return f"run {run_id}: succeeded"
+
+
+def baseline_calibrate(hardware_id: int) -> str:
+    """Queued by the admin on a hardware's own queue: calibrate its baselines (`dkb_baselines`)."""
+    hardware = Hardware.objects.get(id=hardware_id)
+    rows = services.baseline_calibrate(hardware=hardware, echo=log.info)
+    return f"{hardware.slug}: {len(rows)} baseline(s) calibrated"
 
 
 def evaluation_reclaim() -> str:

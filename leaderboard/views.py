@@ -16,10 +16,11 @@ from django.views.decorators.http import require_http_methods
 from rest_framework.authtoken.models import Token
 
 import evaluator
+from evaluator import baselines
 from evaluator.errors import SubmissionError
 from leaderboard import charts, services
 from leaderboard.forms import UploadForm
-from leaderboard.models import EvaluationRun, Hardware, Query, QueryResult, Submission
+from leaderboard.models import BaselineCalibration, EvaluationRun, Hardware, Query, QueryResult, Submission
 
 RANKING_CACHE_S = 600
 
@@ -135,6 +136,8 @@ def query_detail(request: HttpRequest, number: int) -> HttpResponse:
         # Speeds only from runs whose timing may be ranked; the others show that a kernel is correct.
         "best": passed.filter(run__timing_ranked=True).order_by("-speedup")[:10],
         "correct": passed.filter(run__timing_ranked=False).order_by("-run__finished")[:10],
+        "calibrations": BaselineCalibration.objects.current(query=query),
+        "baseline_rule": baselines.RULE,
     }
     return render(request, "leaderboard/query_detail.html", ctx)
 

@@ -51,6 +51,7 @@ def test_the_admin_pages_render(admin_client, evaluated) -> None:
         f"/admin/leaderboard/evaluationrun/{run.pk}/change/",
         "/admin/leaderboard/hardware/",
         "/admin/leaderboard/query/",
+        "/admin/leaderboard/baselinecalibration/",
     ):
         assert admin_client.get(url).status_code == 200, url
 
@@ -68,3 +69,21 @@ def test_a_run_left_running_by_a_lost_worker_can_be_failed_from_the_admin(admin_
     run.refresh_from_db()
     assert (run.status, run.retryable) == ("failed", True)
     assert "worker lost" in run.error
+
+
+def test_calibrating_a_hardwares_baselines_from_the_admin_queues_it_on_that_hardwares_worker(
+    admin_client, cpu, django_capture_on_commit_callbacks
+) -> None:
+    from django_q.brokers import get_broker
+    from django_q.signing import SignedPackage
+
+    broker = get_broker(cpu.queue)
+    before = broker.queue_size()
+    with django_capture_on_commit_callbacks(execute=True):
+        response = admin_client.post(
+            "/admin/leaderboard/hardware/", {"action": "calibrate_baselines", "_selected_action": [cpu.pk]}
+        )
+    assert response.status_code == 302
+    assert broker.queue_size() == before + 1
+    task = SignedPackage.loads(broker.dequeue()[-1][1])
+    assert (task["func"], task["args"]) == ("leaderboard.tasks.baseline_calibrate", (cpu.pk,))

@@ -1,13 +1,14 @@
 from __future__ import annotations
 
 import io
+from pathlib import Path
 
 import pytest
 from django.contrib.auth.models import User
 from django.core.management import CommandError, call_command
 
 from evaluator.queries import QUERIES
-from leaderboard.models import Hardware, Query, Submission
+from leaderboard.models import BaselineCalibration, Hardware, Query, Submission
 
 pytestmark = pytest.mark.django_db
 
@@ -67,3 +68,49 @@ def test_submitting_the_same_folder_twice_is_skipped_unless_asked(q6, cpu, uploa
     assert Submission.objects.count() == 1
     run("dkb_submit", str(example_dir), "--user", uploader.username, "--again")
     assert Submission.objects.count() == 2
+
+
+@pytest.fixture
+def calibration_data(settings, tpch_data: Path, tmp_path: Path) -> Path:
+    """A data folder of its own holding the session's SF0.01 tables: the calibration's record lands here,
+    not where other tests' evaluations would read it."""
+    data_dir = tmp_path / "data"
+    data_dir.mkdir()
+    (data_dir / "sf0.01").symlink_to(tpch_data / "sf0.01")
+    settings.DKB_DATA_DIR = data_dir
+    return data_dir
+
+
+def test_baselines_calibrates_the_hardware_on_this_machine_into_the_record_and_the_site(
+    q6, cpu, calibration_data: Path
+) -> None:
+    from evaluator import HARNESS_VERSION, baselines
+
+    out = run("dkb_baselines", "--hardware", cpu.slug, "--queries", "6", "--jobs", "1")
+    assert baselines.RULE in out
+    assert "Q06 eager: eager " in out  # a CPU times the eager plan only
+    assert "1 calibration(s) stored for cpu-test" in out
+    [row] = BaselineCalibration.objects.all()
+    assert (row.hardware, row.query, row.scale_factor, row.mode) == (cpu, q6, 0.01, "eager")
+    assert row.harness_version == HARNESS_VERSION and row.torch_version
+    assert row.eager_ms > 0 and row.compiled_ms is None and row.rounds > 0
+    # The record every evaluation in this data folder reads holds the same measurement.
+    recorded = baselines.recorded(calibration_data, 0.01, "cpu")
+    assert recorded[6]["mode"] == "eager" and recorded[6]["eager_ms"] == row.eager_ms
+
+
+def test_baselines_picks_the_active_hardware_of_this_machines_device_by_default(
+    q6, cpu, gpu, calibration_data: Path, settings
+) -> None:
+    settings.DKB_DEVICE = "cpu"
+    out = run("dkb_baselines", "--queries", "6", "--jobs", "1")
+    assert "stored for cpu-test" in out
+    assert BaselineCalibration.objects.get().hardware == cpu
+
+
+def test_baselines_refuses_an_unknown_hardware_or_query_list(q6, cpu) -> None:
+    with pytest.raises(CommandError, match="no hardware 'nope'"):
+        run("dkb_baselines", "--hardware", "nope")
+    with pytest.raises(CommandError, match="--queries takes numbers"):
+        run("dkb_baselines", "--hardware", cpu.slug, "--queries", "six")
+    assert not BaselineCalibration.objects.exists()

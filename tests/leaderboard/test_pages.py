@@ -195,6 +195,28 @@ def test_a_query_page_ranks_only_stable_speeds_and_lists_the_rest_as_correct(
     assert "Noisy LLM" in correct and "the kernel was timed 5 times, fewer than 10" in correct
 
 
+def test_a_query_page_shows_each_hardwares_recorded_baseline_and_the_rule(anonymous, q6, cpu, gpu) -> None:
+    from evaluator import HARNESS_VERSION, baselines
+
+    rows = [{"query": 6, "mode": "compiled", "eager_ms": 3.0, "compiled_ms": 1.2, "eager_stderr_pct": 0.4,
+             "compiled_stderr_pct": 0.3, "rounds": 120, "compile_s": 14.2}]  # fmt: skip
+    services.baseline_calibration_store(
+        hardware=gpu,
+        rows=rows,
+        key={"hardware": "NVIDIA H200", "harness": HARNESS_VERSION, "torch": "2.13.0"},
+    )
+    page = anonymous.get("/queries/6/")
+    assertContains(page, baselines.RULE)
+    html = page.content.decode().split('<table class="results calibrations">')[1]
+    assert "NVIDIA H200" in html and "<strong>compiled</strong>" in html
+    assert "3.000" in html and "1.200" in html and "± 0.3%" in html
+    assert "Test CPU" not in html  # not calibrated
+
+
+def test_a_query_page_says_when_no_hardware_was_calibrated(anonymous, q6) -> None:
+    assertContains(anonymous.get("/queries/6/"), "No hardware has a recorded baseline calibration")
+
+
 def test_uploading_needs_an_account(anonymous, db) -> None:
     assertRedirects(anonymous.get("/upload/"), "/accounts/login/?next=/upload/")
 

@@ -204,3 +204,20 @@ def test_progress_is_kept_only_while_the_run_is_running(submit) -> None:
     assert services.evaluation_progress(run=run, progress=event)
     run.refresh_from_db()
     assert (run.status, run.progress) == ("running", event)
+
+
+def test_calibration_rows_are_stored_once_per_setup_and_failed_ones_skipped(q6, cpu) -> None:
+    from leaderboard.models import BaselineCalibration
+
+    key = {"hardware": "cpu", "harness": "0.5.0", "torch": "2.13.0"}
+    row = {"query": 6, "mode": "eager", "eager_ms": 2.5, "compiled_ms": None, "eager_stderr_pct": 0.8,
+           "compiled_stderr_pct": None, "rounds": 30, "compile_s": 0.0}  # fmt: skip
+    failed = {"query": 6, "error": "Traceback: out of memory"}
+    unknown = row | {"query": 1}  # Q1 is not loaded in this test
+    assert len(services.baseline_calibration_store(hardware=cpu, rows=[row, failed, unknown], key=key)) == 1
+    services.baseline_calibration_store(hardware=cpu, rows=[row | {"eager_ms": 2.4}], key=key)
+    services.baseline_calibration_store(hardware=cpu, rows=[row], key=key | {"torch": "2.14.0"})
+    assert sorted(BaselineCalibration.objects.values_list("torch_version", "eager_ms")) == [
+        ("2.13.0", 2.4),
+        ("2.14.0", 2.5),
+    ]

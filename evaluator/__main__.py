@@ -198,22 +198,18 @@ def _baselines(args: argparse.Namespace) -> int:
 
 
 def _check(args: argparse.Namespace) -> int:
-    import torch
-
     from evaluator.check import check_kernel
-    from evaluator.harness import Options
-    from evaluator.timing import TimingPolicy
-    from evaluator.tpch.generate import prepare as prepare_data
+    from evaluator.evaluation import Job
 
-    device = _resolve_device(args.device)
-    options = Options(
-        sf_folder=prepare_data(args.data_dir, args.sf, progress=False),
-        device=device,
+    job = Job(
+        kernel_dir=args.kernel.parent,
+        data_dir=args.data_dir,
+        scale_factor=args.sf,
+        device=_resolve_device(args.device),
         trials=args.trials,
         seed=args.seed,
-        timing=TimingPolicy.for_device(torch.device(device).type),
     )
-    result = check_kernel(args.kernel, language=args.language, scope=args.scope, options=options)
+    result = check_kernel(args.kernel, language=args.language, scope=args.scope, job=job)
     print(json.dumps(result, indent=2))
     return 0 if result["status"] == "passed" else 1
 

@@ -58,7 +58,7 @@ def launcher(backend: str, *, device: str, deadline: float, limits: Limits | Non
         from sandbox.docker import DockerLauncher  # it imports this module
 
         return DockerLauncher(device=device, deadline=deadline, limits=limits)
-    print("WARNING: sandbox backend 'process': kernels run WITHOUT isolation", flush=True)
+    print("WARNING: sandbox backend 'process': kernels run WITHOUT isolation", file=sys.stderr, flush=True)
     return ProcessLauncher(deadline=deadline, limits=limits)
 
 

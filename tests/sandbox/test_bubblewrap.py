@@ -103,7 +103,7 @@ def test_the_process_backend_runs_but_says_it_is_not_isolated(
     report = evaluate(job(EXAMPLES / "triton-q06-full", tpch_data), backend="process")
     assert report["sandbox"] == report["sandbox"] | {"backend": "process", "isolated": False}
     assert report["queries"][0]["status"] == "passed"
-    assert "WITHOUT isolation" in capsys.readouterr().out
+    assert "WITHOUT isolation" in capsys.readouterr().err
 
 
 def endless_set(tmp_path: Path) -> Path:

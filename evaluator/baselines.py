@@ -168,12 +168,11 @@ def _calibrate_one(sf_folder: Path, device: str, number: int) -> dict[str, Any]:
     from evaluator.kernel_loader import with_core
     from evaluator.timing import TimingPolicy, time_rotated
     from evaluator.tpch.load import load_tables
-    from evaluator.validate import parameter_sets
 
     query = QUERIES[number]
     kind = torch.device(device).type
     tables = load_tables(sf_folder, query.columns(), device)
-    params = parameter_sets(query, SETS - 1, SEED)
+    params = query.parameter_sets(SETS - 1, SEED)
     eager = query.plan().run_query
     candidates = {"eager": eager}
     compile_s = 0.0

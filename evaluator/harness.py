@@ -33,7 +33,6 @@ from evaluator.session import Sides, run_session
 from evaluator.timing import TimingPolicy, host_usual
 from evaluator.tpch.generate import prepare
 from evaluator.tpch.load import column_bytes, scale_factor
-from evaluator.validate import parameter_sets
 
 
 @dataclass(frozen=True)
@@ -48,7 +47,7 @@ class Draw:
 
     @classmethod
     def of(cls, query: Query, options: Options, seed: int, with_fresh: bool) -> Draw:
-        params = parameter_sets(query, options.trials - 1, seed)
+        params = query.parameter_sets(options.trials - 1, seed)
         verify = {
             "seed": random.Random(f"{seed}:{query.number}:verify").getrandbits(32),
             "share": _verify_share(options),

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import random
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -30,14 +29,6 @@ class Validation:
     covered: int = 0  # trials whose answer is not vacuous (evaluator/trials.py)
 
 
-def parameter_sets(query: Query, random_sets: int, seed: int) -> list[dict[str, Any]]:
-    """The spec's defaults, then each ranged parameter at its minimum and its maximum (the others at
-    their defaults; `Query.boundary_sets`), then `random_sets` seeded random parameter sets."""
-    rng = random.Random(f"{seed}:{query.number}")
-    random_draws = [query.random_params(rng) for _ in range(random_sets)]
-    return [dict(query.defaults), *query.boundary_sets(), *random_draws]
-
-
 def decode_result(
     query: Query, result: object, sf_folder: Path, strings: dict[str, tuple[str, str]] | None = None
 ) -> dict[str, np.ndarray]:
@@ -58,8 +49,8 @@ def run_plan(query: Query, tables, sf_folder: Path, params: dict[str, Any]) -> d
 def validate_query(
     query: Query, sf_folder: Path, device: str = "cpu", random_sets: int = 5, seed: int = 0
 ) -> Validation:
-    """The TorchPlan against DuckDB on `parameter_sets`, topped up with draws until at least three answers
-    are not vacuous (evaluator/trials.py); a passing query short of three says so in `reason`."""
+    """The TorchPlan against DuckDB on `Query.parameter_sets`, topped up with draws until at least three
+    answers are not vacuous (evaluator/trials.py); a passing query short of three says so in `reason`."""
     tables = load_tables(sf_folder, query.columns(), device)
     slowest = duck = 0.0
 
@@ -72,7 +63,7 @@ def validate_query(
 
     con = connect(Path(sf_folder) / "tpch.duckdb", read_only=True)  # one warm buffer pool for all sets
     try:
-        trials = choose_trials(query, [sf_folder], parameter_sets(query, random_sets, seed), seed, answer)
+        trials = choose_trials(query, [sf_folder], query.parameter_sets(random_sets, seed), seed, answer)
     finally:
         con.close()
     for index, params in enumerate(trials.params):

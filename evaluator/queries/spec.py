@@ -55,6 +55,14 @@ class Query:
                     found.append(params)
         return found
 
+    def parameter_sets(self, random_sets: int, seed: int) -> list[dict[str, Any]]:
+        """What a query's trials run, in order: the spec's defaults, then each ranged parameter at its
+        minimum and its maximum (`boundary_sets`), then `random_sets` parameter sets drawn with `seed`
+        (an evaluation's secret one)."""
+        rng = random.Random(f"{seed}:{self.number}")
+        random_draws = [self.random_params(rng) for _ in range(random_sets)]
+        return [dict(self.defaults), *self.boundary_sets(), *random_draws]
+
     def plan(self) -> ModuleType:
         """The TorchPlan module (imports torch)."""
         return importlib.import_module(f"evaluator.torchplan.plans.{self.slug}")

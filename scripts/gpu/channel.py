@@ -29,7 +29,6 @@ from evaluator.queries import QUERIES  # noqa: E402
 from evaluator.session import Sides, Timed, _batch, _runner  # noqa: E402
 from evaluator.timing import TimingPolicy, time_rotated, time_rounds  # noqa: E402
 from evaluator.tpch.load import load_tables  # noqa: E402
-from evaluator.validate import parameter_sets  # noqa: E402
 
 BATCHES = (1, 2, 5, 10, 20)
 
@@ -45,7 +44,7 @@ def main() -> None:
     parser.add_argument("--out", type=Path)
     args = parser.parse_args()
     query, device = QUERIES[args.query], torch.device(args.device)
-    params = parameter_sets(query, 4, 20261202)
+    params = query.parameter_sets(4, 20261202)
     policy = replace(TimingPolicy.for_device(device.type, args.max_time), batch_ms=0.0)
     tables = load_tables(args.sf_folder, query.columns(), device)
     plan = query.plan()

@@ -51,13 +51,12 @@ def calls(sf_folder: Path, device) -> dict:
     from evaluator.kernel_loader import load_kernel
     from evaluator.queries import QUERIES
     from evaluator.tpch.load import load_tables
-    from evaluator.validate import parameter_sets
 
     tables, params = {}, {}
     for number in {n for n, _ in KERNELS.values()}:
         query = QUERIES[number]
         tables[number] = load_tables(sf_folder, query.columns(), device)
-        params[number] = parameter_sets(query, 4, SEED)
+        params[number] = query.parameter_sets(4, SEED)
     kernels = {k: v for k, v in KERNELS.items() if device.type == "cuda" or k != "c14"}  # CPU: a dry run
     fns = {name: (n, load_kernel(QUERIES[n], path, "core")) for name, (n, path) in kernels.items()}
     fns["e14"] = (14, QUERIES[14].plan().run_query)

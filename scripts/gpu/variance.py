@@ -54,7 +54,6 @@ def example_calls(sf_folder: Path, device) -> dict:
     from evaluator.kernel_loader import load_kernel
     from evaluator.queries import QUERIES
     from evaluator.tpch.load import load_tables
-    from evaluator.validate import parameter_sets
 
     kernels = {6: EXAMPLES / "cuda-core" / "q06.py", 14: EXAMPLES / "triton-core" / "q14.py"}
     if device.type == "cpu":
@@ -63,7 +62,7 @@ def example_calls(sf_folder: Path, device) -> dict:
     for number, kernel in kernels.items():
         query = QUERIES[number]
         tables = load_tables(sf_folder, query.columns(), device)
-        params = parameter_sets(query, 4, SEED)
+        params = query.parameter_sets(4, SEED)
         for name, fn in (("eager", query.plan().run_query), ("kernel", load_kernel(query, kernel, "core"))):
             calls[f"q{number:02d}-{name}"] = lambda rep, fn=fn, t=tables, p=params: fn(t, **p[rep % len(p)])
     return calls

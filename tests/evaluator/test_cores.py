@@ -8,7 +8,6 @@ from pathlib import Path
 from evaluator import cores
 from evaluator.judge import Answers
 from evaluator.queries import QUERIES
-from evaluator.validate import parameter_sets
 
 
 def test_a_gpu_host_gives_duckdb_half_its_cores_and_both_runners_one_core_of_the_other(monkeypatch) -> None:
@@ -39,7 +38,7 @@ def test_duckdbs_answers_run_on_their_own_cores(sf001: Path) -> None:
     before = os.sched_getaffinity(0)
     one = frozenset({max(before)})
     query = QUERIES[6]
-    answers = Answers(query, [sf001], parameter_sets(query, 0, 1), cores=one)
+    answers = Answers(query, [sf001], query.parameter_sets(0, 1), cores=one)
     try:
         assert answers.get(0, 0)  # DuckDB answered, from the pinned thread
         assert answers._pool.submit(os.sched_getaffinity, 0).result() == one

@@ -11,12 +11,11 @@ import torch
 from evaluator import fresh
 from evaluator.queries import QUERIES
 from evaluator.tpch.load import load_tables
-from evaluator.validate import parameter_sets
 
 
 def test_fresh_sets_are_none_of_the_evaluations_sets_and_run_out_with_the_space() -> None:
     q06 = QUERIES[6]
-    used = parameter_sets(q06, 4, seed=1)
+    used = q06.parameter_sets(4, seed=1)
     sets = fresh.fresh_sets(q06, used, seed=1)
     assert len(sets) == fresh.FRESH_SETS
     assert not any(s in used for s in sets) and len({str(s) for s in sets}) == len(sets)

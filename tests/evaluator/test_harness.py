@@ -12,7 +12,6 @@ from evaluator.kernelset import kernel_set_from_dir
 from evaluator.queries import QUERIES
 from evaluator.report import QueryResult, Report, Status
 from evaluator.timing import TimingPolicy
-from evaluator.validate import parameter_sets
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 # Enough reps to exercise the timing loop without spending CI minutes on statistics.
@@ -21,7 +20,7 @@ QUICK_TIMING = TimingPolicy(warmup_reps=1, warmup_s=0.0, min_reps=3, min_time_s=
 
 def trials(number: int = 6, seed: int = 7) -> int:
     """The parameter sets each scale factor's trials run: the defaults, the boundaries, 4 random sets."""
-    return len(parameter_sets(QUERIES[number], 4, seed))
+    return len(QUERIES[number].parameter_sets(4, seed))
 
 
 def run(kernel_dir: Path, sf_folder: Path, **options) -> Report:
@@ -317,7 +316,7 @@ def test_timed_reps_rotate_parameter_sets_and_fresh_tensors(make_set, sf001: Pat
     # the pool's clones; then the profiled call.
     calls, fresh = lines[n:-13], lines[-13:-1]
     assert len({c.split()[0] for c in calls}) >= 3  # the pool's clones, not one tensor
-    logged = {(str(p["date"]), str(p["discount"])) for p in parameter_sets(QUERIES[6], 4, 7)}
+    logged = {(str(p["date"]), str(p["discount"])) for p in QUERIES[6].parameter_sets(4, 7)}
     assert {tuple(c.split()[1:]) for c in calls} == logged  # every parameter set, not the defaults alone
     fresh_sets = [tuple(c.split()[1:]) for c in fresh]
     assert len(set(fresh_sets)) == 3 and all(len(set(fresh_sets[i : i + 4])) == 1 for i in (0, 4, 8))

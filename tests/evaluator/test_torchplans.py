@@ -11,14 +11,14 @@ from evaluator.queries import QUERIES
 from evaluator.tpch.load import load_tables
 from evaluator.tpch.reference import reference_answer
 from evaluator.trials import vacuous
-from evaluator.validate import parameter_sets, run_plan, validate_query
+from evaluator.validate import run_plan, validate_query
 
 
 @pytest.mark.parametrize("number", sorted(QUERIES))
 def test_the_torchplan_matches_duckdb_at_sf001(number: int, sf001: Path) -> None:
     result = validate_query(QUERIES[number], sf001, random_sets=5, seed=11)
     assert result.passed, result.reason
-    assert result.trials >= len(parameter_sets(QUERIES[number], 5, seed=11))
+    assert result.trials >= len(QUERIES[number].parameter_sets(5, seed=11))
     assert result.covered >= 3 or number == 18  # Q18's range selects nothing below SF0.3
 
 

@@ -10,7 +10,6 @@ import numpy as np
 from evaluator.queries import QUERIES
 from evaluator.tpch.reference import reference_answer
 from evaluator.trials import choose_trials, vacuous
-from evaluator.validate import parameter_sets
 
 
 def test_an_answer_with_no_rows_or_only_null_aggregates_is_vacuous() -> None:
@@ -47,7 +46,7 @@ def test_choose_trials_draws_again_where_the_answer_is_vacuous_and_reports_cover
 def test_choose_trials_keeps_the_given_sets_and_stops_at_the_cap_where_no_draw_can_help(sf001: Path) -> None:
     q18 = QUERIES[18]
     answer, calls = _answers(18, [sf001])
-    sets = parameter_sets(q18, 2, seed=1)  # 300, then 312 and 315, then two draws from 312..315
+    sets = q18.parameter_sets(2, seed=1)  # 300, then 312 and 315, then two draws from 312..315
     trials = choose_trials(q18, [sf001], sets, seed=1, answer=answer)
     # Only the spec's 300 has an order above it at SF0.01; 313 and 314 were tried and dropped.
     assert trials.params == sets and trials.coverage == [1]
@@ -65,7 +64,7 @@ def test_every_scale_factor_gets_the_same_list_and_its_own_count() -> None:
         empty = phase == 0 and params["quantity1"] != 7
         return {"revenue": np.array([np.nan if empty else 1.0])}
 
-    sets = parameter_sets(q19, 2, seed=2)  # enough at the main scale factor already
+    sets = q19.parameter_sets(2, seed=2)  # enough at the main scale factor already
     trials = choose_trials(q19, folders, sets, seed=2, answer=answer, max_draws=200)
     assert trials.params[: len(sets)] == sets
     assert trials.coverage[0] == 3 and trials.coverage[1] == len(trials.params)

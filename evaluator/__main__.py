@@ -140,7 +140,7 @@ def _run(args: argparse.Namespace) -> int:
     from tqdm import tqdm
 
     from evaluator.evaluation import Job, evaluate
-    from evaluator.harness import check_scale_factors
+    from evaluator.tpch.scales import check_scale_factors
 
     try:
         checks = check_scale_factors(args.check_sf, args.sf)

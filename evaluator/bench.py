@@ -18,6 +18,7 @@ from pathlib import Path
 
 import torch
 
+from evaluator import hardware
 from evaluator.compare import compare
 from evaluator.kernel_loader import with_core
 from evaluator.queries import Query
@@ -44,21 +45,8 @@ class BenchRow:
 
 
 def copy_bandwidth_gbs(device: torch.device) -> float | None:
-    """Device-to-device copy of 2 GiB, counting bytes read plus bytes written."""
-    if device.type != "cuda":
-        return None
-    src = torch.empty(2**31 // 4, dtype=torch.float32, device=device).uniform_()
-    dst = torch.empty_like(src)
-    for _ in range(3):
-        dst.copy_(src)
-    torch.cuda.synchronize(device)
-    samples = []
-    for _ in range(10):
-        start = time.perf_counter()
-        dst.copy_(src)
-        torch.cuda.synchronize(device)
-        samples.append(time.perf_counter() - start)
-    return 2 * src.numel() * 4 / min(samples) / 1e9
+    """The measured copy bandwidth the floor is computed against (evaluator/hardware.py); None off a GPU."""
+    return hardware.copy_bandwidth_gbs(device) if device.type == "cuda" else None
 
 
 def duckdb_ms(sf_folder: Path, query: Query, threads: int, repeats: int = 3) -> float:
@@ -89,7 +77,7 @@ def bench_query(
     duck = duckdb_ms(sf_folder, query, threads)
     tables = load_tables(sf_folder, query.columns(), device)
     nbytes = tables.nbytes()
-    floor = nbytes / (bandwidth_gbs * 1e9) * 1e3 if bandwidth_gbs else None
+    floor = hardware.floor_ms(nbytes, bandwidth_gbs) if bandwidth_gbs else None
     expected = reference_answer(sf_folder, query, query.defaults)
     problem = compare(run_plan(query, tables, sf_folder, query.defaults), expected, query.order_by)
     if problem:

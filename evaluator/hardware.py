@@ -1,4 +1,5 @@
-"""What the evaluation ran on: recorded in every report, and the peak bandwidth for the roofline."""
+"""What the evaluation ran on: recorded in every report; the GPUs' datasheet figures, the copy-bandwidth
+probe and the bandwidth floor, each defined here once (the harness, bench and taskpack use them)."""
 
 from __future__ import annotations
 
@@ -10,8 +11,16 @@ from typing import Any
 
 import torch
 
-# Datasheet peak memory bandwidth, GB/s, matched by substring of the device name.
-PEAK_BANDWIDTH_GBS = {"H200": 4800.0, "H100": 3350.0, "A100": 2039.0}
+# Datasheet figures (SXM parts), matched by substring of the device name. `measured_copy_bandwidth_gbs`:
+# what `copy_bandwidth_gbs` read on one such machine (docs/benchmarks.md), where known.
+GPUS: dict[str, dict[str, Any]] = {
+    "H200": {"name": "NVIDIA H200 (SXM)", "memory_gb": 141, "peak_bandwidth_gbs": 4800.0, "sm_count": 132,
+             "l2_mb": 60, "compute_capability": "9.0", "measured_copy_bandwidth_gbs": 4227.0},
+    "H100": {"name": "NVIDIA H100 (SXM)", "memory_gb": 80, "peak_bandwidth_gbs": 3350.0, "sm_count": 132,
+             "l2_mb": 50, "compute_capability": "9.0"},
+    "A100": {"name": "NVIDIA A100 (SXM)", "memory_gb": 80, "peak_bandwidth_gbs": 2039.0, "sm_count": 108,
+             "l2_mb": 40, "compute_capability": "8.0"},
+}  # fmt: skip
 
 
 def describe(device: torch.device) -> dict[str, Any]:
@@ -36,7 +45,14 @@ def describe(device: torch.device) -> dict[str, Any]:
 
 
 def peak_bandwidth_gbs(name: str) -> float | None:
-    return next((bw for key, bw in PEAK_BANDWIDTH_GBS.items() if key in name), None)
+    return next((gpu["peak_bandwidth_gbs"] for key, gpu in GPUS.items() if key in name), None)
+
+
+def floor_ms(nbytes: int, bandwidth_gbs: float) -> float:
+    """The bandwidth floor: `nbytes` read once at `bandwidth_gbs`, in milliseconds. No kernel that must
+    read those bytes can be faster (the roofline's, against the datasheet peak; bench's, against the
+    measured copy bandwidth)."""
+    return nbytes / (bandwidth_gbs * 1e9) * 1e3
 
 
 def gpu_state(device: str) -> dict[str, str] | None:

@@ -105,26 +105,6 @@ class Options:
         return replace(self, **changes)
 
 
-def check_scale_factors(spec: str, scale_factor: float) -> tuple[float, ...]:
-    """The scale factors of further correctness trials, from a command line's `--check-sf`.
-
-    `auto`: a tenth of the main one when it is at least 1 (SF1 beside SF10), none below (CPU runs at
-    SF0.01 stay quick); `none`; or a comma-separated list, e.g. `1,0.1`.
-    """
-    spec = spec.strip().lower()
-    if spec == "auto":
-        return (scale_factor / 10,) if scale_factor >= 1 else ()
-    if spec in ("none", ""):
-        return ()
-    try:
-        values = tuple(float(part) for part in spec.split(",") if part.strip())
-    except ValueError:
-        raise ValueError(f"{spec!r}: give auto, none or scale factors such as 1,0.1") from None
-    if any(v <= 0 for v in values):
-        raise ValueError(f"{spec!r}: scale factors are positive")
-    return values
-
-
 def evaluate(
     kernel_set: KernelSet,
     kernel_dir: Path,
@@ -396,7 +376,7 @@ def _roofline(result: QueryResult, nbytes: int, peak_gbs: float | None) -> None:
     """Bytes the query must read over peak bandwidth: no kernel can beat that time."""
     if peak_gbs is None or not result.kernel_ms:
         return
-    floor_ms = nbytes / (peak_gbs * 1e9) * 1e3
+    floor_ms = hw.floor_ms(nbytes, peak_gbs)
     result.roofline_fraction = floor_ms / result.kernel_ms
     result.stats["roofline_floor_ms"] = floor_ms
     if result.roofline_fraction > 1.0:

@@ -14,17 +14,13 @@ import json
 from pathlib import Path
 from typing import Any
 
+from evaluator.hardware import GPUS
 from evaluator.queries import QUERIES, Query
 from evaluator.tpch.generate import connect
 from evaluator.tpch.load import read_meta
 
-# Datasheet figures of the GPUs the leaderboard runs on; `measured` overrides them when known.
-HARDWARE = {
-    "h200": {"name": "NVIDIA H200 (SXM)", "memory_gb": 141, "peak_bandwidth_gbs": 4800, "sm_count": 132,
-             "l2_mb": 60, "compute_capability": "9.0", "measured_copy_bandwidth_gbs": 4227},
-    "h100": {"name": "NVIDIA H100 (SXM)", "memory_gb": 80, "peak_bandwidth_gbs": 3350, "sm_count": 132,
-             "l2_mb": 50, "compute_capability": "9.0"},
-}  # fmt: skip
+# What a task pack may describe (evaluator/hardware.py holds the figures).
+HARDWARE = {"h200": GPUS["H200"], "h100": GPUS["H100"]}
 
 README = """# DataKernelBench task pack (SF{sf:g}, {hardware})
 

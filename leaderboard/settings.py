@@ -14,6 +14,8 @@ from pathlib import Path
 import dj_database_url
 from django.core.exceptions import ImproperlyConfigured
 
+from evaluator.tpch.scales import check_scale_factors
+
 BASE_DIR = Path(__file__).resolve().parent.parent
 VAR_DIR = Path(os.environ.get("DKB_VAR_DIR", BASE_DIR / "var"))
 
@@ -224,18 +226,13 @@ DKB_DATA_DIR = Path(env_str("DKB_DATA_DIR", str(VAR_DIR / "data")))
 DKB_SANDBOX = env_choice("DKB_SANDBOX", "bubblewrap", ("bubblewrap", "docker", "process"))
 DKB_SCALE_FACTOR = env_float("DKB_SCALE_FACTOR", 0.01)
 DKB_DEVICE = env_choice("DKB_DEVICE", "auto", ("auto", "cpu", "cuda"))
-# Further scale factors of the correctness trials (evaluator.harness.check_scale_factors): "auto" is a
-# tenth of the hardware's when that is >= 1 (SF1 beside SF10), "none", or a list such as "1,0.1".
+# Further scale factors of the correctness trials (evaluator/tpch/scales.py): "auto" is a tenth of the
+# hardware's when that is >= 1 (SF1 beside SF10), "none", or a list such as "1,0.1".
 DKB_CHECK_SCALE_FACTORS = env_str("DKB_CHECK_SCALE_FACTORS", "auto").strip().lower()
-if DKB_CHECK_SCALE_FACTORS not in ("auto", "none"):
-    try:
-        if any(float(part) <= 0 for part in DKB_CHECK_SCALE_FACTORS.split(",")):
-            raise ValueError
-    except ValueError:
-        raise ImproperlyConfigured(
-            f"DKB_CHECK_SCALE_FACTORS must be auto, none or positive numbers such as 1,0.1, "
-            f"got {DKB_CHECK_SCALE_FACTORS!r}"
-        ) from None
+try:
+    check_scale_factors(DKB_CHECK_SCALE_FACTORS, 1.0)
+except ValueError as exc:
+    raise ImproperlyConfigured(f"DKB_CHECK_SCALE_FACTORS: {exc}") from None
 DKB_EVAL_TIMEOUT_S = env_int("DKB_EVAL_TIMEOUT_S", 1800, minimum=10)
 DKB_QUEUE = env_str("DKB_QUEUE", "dkb")
 

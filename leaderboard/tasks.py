@@ -11,7 +11,7 @@ from django.conf import settings
 
 from evaluator import evaluation
 from evaluator.errors import EvaluatorError
-from evaluator.harness import check_scale_factors
+from evaluator.tpch.scales import check_scale_factors
 from leaderboard import services
 from leaderboard.models import EvaluationRun, Hardware
 

@@ -284,14 +284,14 @@ def test_a_kernel_wrong_only_at_the_check_scale_factor_fails_there(
     ],
 )
 def test_check_scale_factors_are_a_tenth_of_a_large_main_one_unless_named(spec, sf, expected) -> None:
-    from evaluator.harness import check_scale_factors
+    from evaluator.tpch.scales import check_scale_factors
 
     assert check_scale_factors(spec, sf) == expected
 
 
 @pytest.mark.parametrize("spec", ["ten", "1,-1", "0"])
 def test_check_scale_factors_refuse_what_is_not_a_positive_number(spec: str) -> None:
-    from evaluator.harness import check_scale_factors
+    from evaluator.tpch.scales import check_scale_factors
 
     with pytest.raises(ValueError, match="scale factors"):
         check_scale_factors(spec, 10)

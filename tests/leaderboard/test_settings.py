@@ -44,3 +44,15 @@ def test_an_integer_below_its_minimum_is_refused(monkeypatch: pytest.MonkeyPatch
 def test_the_worker_timeout_exceeds_the_evaluation_and_the_retry_exceeds_the_timeout(settings) -> None:
     assert settings.Q_CLUSTER["timeout"] > settings.DKB_EVAL_TIMEOUT_S
     assert settings.Q_CLUSTER["retry"] > settings.Q_CLUSTER["timeout"]
+
+
+def test_bad_check_scale_factors_stop_the_site_from_starting() -> None:
+    import os
+    import subprocess
+    import sys
+
+    env = os.environ | {"DKB_CHECK_SCALE_FACTORS": "1,-2", "DJANGO_SETTINGS_MODULE": "leaderboard.settings"}
+    setup = [sys.executable, "-c", "import django; django.setup()"]
+    done = subprocess.run(setup, env=env, capture_output=True, text=True)
+    assert done.returncode != 0
+    assert "DKB_CHECK_SCALE_FACTORS: '1,-2': scale factors are positive" in done.stderr

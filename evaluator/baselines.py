@@ -165,7 +165,6 @@ def _calibrate_one(sf_folder: Path, device: str, number: int) -> dict[str, Any]:
     against compiled, interleaved (on a CPU, eager only: its timings only show that a kernel runs)."""
     import torch
 
-    from evaluator.kernel_loader import with_core
     from evaluator.timing import TimingPolicy, time_rotated
     from evaluator.tpch.load import load_tables
 
@@ -177,7 +176,7 @@ def _calibrate_one(sf_folder: Path, device: str, number: int) -> dict[str, Any]:
     candidates = {"eager": eager}
     compile_s = 0.0
     if kind == "cuda":
-        compiled = with_core(query, torch.compile(query.plan()._query_core))
+        compiled = query.with_core(torch.compile(query.plan()._query_core))
         started = time.perf_counter()
         for one in params:
             compiled(tables, **one)

@@ -20,7 +20,6 @@ import torch
 
 from evaluator import hardware
 from evaluator.compare import compare
-from evaluator.kernel_loader import with_core
 from evaluator.queries import Query
 from evaluator.timing import TimingPolicy, time_interleaved
 from evaluator.tpch.generate import connect
@@ -83,7 +82,7 @@ def bench_query(
     if problem:
         return BenchRow(query.number, duck, None, None, floor, nbytes, None, False, f"eager: {problem}")
     eager = query.plan().run_query
-    compiled = with_core(query, torch.compile(query.plan()._query_core))
+    compiled = query.with_core(torch.compile(query.plan()._query_core))
     start = time.perf_counter()
     result = compiled(tables, **query.defaults)  # the first call compiles
     if device.type == "cuda":
@@ -124,7 +123,7 @@ def _bench_generated(
     """The compiler's program: checked against DuckDB, then timed with its core compiled."""
     module = importlib.import_module(f"evaluator.torchplan.generated.{query.slug}")
     tables = load_tables(sf_folder, module.COLUMNS, device)
-    run = with_core(query, torch.compile(module._query_core), plan=module)
+    run = query.with_core(torch.compile(module._query_core), plan=module)
     params = dict(query.defaults)
     actual = decode_result(query, run(tables, **params), sf_folder, module.STRINGS)
     if compare(actual, expected, query.order_by) is not None:

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import importlib.util
 import traceback
-import types
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -29,19 +28,7 @@ def load_kernel(query: Query, path: Path, scope: str) -> Callable[..., Any]:
     fn = getattr(module, name, None)
     if not callable(fn):
         raise KernelBuildError(f"{path.name} defines no function {name}() (scope '{scope}')")
-    return fn if scope == "full" else with_core(query, fn)
-
-
-def with_core(
-    query: Query, core: Callable[..., Any], plan: types.ModuleType | None = None
-) -> Callable[..., Any]:
-    """The TorchPlan's own run_query (or `plan`'s: a generated one), its globals seeing `core` as its
-    _query_core."""
-    plan_run = (plan or query.plan()).run_query
-    globals_ = dict(plan_run.__globals__, _query_core=core)
-    run = types.FunctionType(plan_run.__code__, globals_, plan_run.__name__, plan_run.__defaults__)
-    run.__kwdefaults__ = plan_run.__kwdefaults__
-    return run
+    return fn if scope == "full" else query.with_core(fn)
 
 
 def short_error(exc: BaseException, filename: str | None = None) -> str:

@@ -73,7 +73,7 @@ def load(state: State, command: dict[str, Any]) -> Answer:
     compile limit), or the query's TorchPlan, eager or under torch.compile."""
     import torch
 
-    from evaluator.kernel_loader import KernelBuildError, load_kernel, with_core
+    from evaluator.kernel_loader import KernelBuildError, load_kernel
 
     if command.get("kernel_path"):
         path = command["kernel_path"]
@@ -83,7 +83,7 @@ def load(state: State, command: dict[str, Any]) -> Answer:
         except KernelBuildError as exc:
             return {"build_error": str(exc)}, b""
     elif command["baseline"] == "compiled":
-        state.fn = with_core(state.query, torch.compile(state.query.plan()._query_core))
+        state.fn = state.query.with_core(torch.compile(state.query.plan()._query_core))
     else:
         state.fn = state.query.plan().run_query
     return {}, b""
@@ -177,11 +177,11 @@ def choose(state: State, command: dict[str, Any]) -> Answer:
     """The baseline's runner only: time eager against compiled on the pool, keep the faster."""
     import torch
 
-    from evaluator.kernel_loader import short_error, with_core
+    from evaluator.kernel_loader import short_error
     from evaluator.timing import TimingPolicy, time_rotated
 
     params = command["params"]
-    compiled = with_core(state.query, torch.compile(state.query.plan()._query_core))
+    compiled = state.query.with_core(torch.compile(state.query.plan()._query_core))
     eager = state.query.plan().run_query
     fns = {"compiled": compiled, "eager": eager}
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import importlib
 import inspect
 import random
+import types
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from types import ModuleType
@@ -62,6 +63,15 @@ class Query:
         rng = random.Random(f"{seed}:{self.number}")
         random_draws = [self.random_params(rng) for _ in range(random_sets)]
         return [dict(self.defaults), *self.boundary_sets(), *random_draws]
+
+    def with_core(self, core: Callable[..., Any], plan: ModuleType | None = None) -> Callable[..., Any]:
+        """The TorchPlan's own run_query (or `plan`'s: a generated one), its globals seeing `core` as its
+        _query_core: a core-scope kernel, or the plan's core under torch.compile."""
+        plan_run = (plan or self.plan()).run_query
+        globals_ = dict(plan_run.__globals__, _query_core=core)
+        run = types.FunctionType(plan_run.__code__, globals_, plan_run.__name__, plan_run.__defaults__)
+        run.__kwdefaults__ = plan_run.__kwdefaults__
+        return run
 
     def plan(self) -> ModuleType:
         """The TorchPlan module (imports torch)."""

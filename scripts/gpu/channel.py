@@ -23,7 +23,6 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 import torch  # noqa: E402
 
-from evaluator.kernel_loader import with_core  # noqa: E402
 from evaluator.launch import Launcher  # noqa: E402
 from evaluator.queries import QUERIES  # noqa: E402
 from evaluator.session import Sides, Timed, _batch, _runner  # noqa: E402
@@ -48,7 +47,7 @@ def main() -> None:
     policy = replace(TimingPolicy.for_device(device.type, args.max_time), batch_ms=0.0)
     tables = load_tables(args.sf_folder, query.columns(), device)
     plan = query.plan()
-    fn = with_core(query, torch.compile(plan._query_core)) if args.mode == "compiled" else plan.run_query
+    fn = query.with_core(torch.compile(plan._query_core)) if args.mode == "compiled" else plan.run_query
     pool = [tables.clone() for _ in range(policy.pool)]
 
     def local(rep: int) -> object:

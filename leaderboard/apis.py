@@ -75,6 +75,8 @@ class SubmissionCreateApi(APIView):
         submission = serializers.IntegerField()
         url = serializers.URLField()
         runs = serializers.ListField(child=serializers.DictField())
+        # Private until the uploader posts here.
+        publish_url = serializers.URLField()
 
     def post(self, request: Request) -> Response:
         serializer = self.InputSerializer(data=request.data)
@@ -104,6 +106,9 @@ class SubmissionCreateApi(APIView):
                 "submission": submission.pk,
                 "url": request.build_absolute_uri(submission.get_absolute_url()),
                 "runs": [_run_summary(request, run) for run in runs],
+                "publish_url": request.build_absolute_uri(
+                    reverse("api_submission_publish", args=[submission.pk])
+                ),
             }
         ).data
         return Response(data, status=status.HTTP_202_ACCEPTED)
@@ -127,8 +132,8 @@ class EvaluationRunDetailApi(APIView):
             ]  # fmt: skip
 
     def get(self, request: Request, run_id: int) -> Response:
-        runs = EvaluationRun.objects.select_related("hardware", "submission")
-        run = get_object_or_404(runs, pk=run_id, submission__in=Submission.objects.visible_to(request.user))
+        runs = EvaluationRun.objects.visible_to(request.user).select_related("hardware", "submission")
+        run = get_object_or_404(runs, pk=run_id)
         return Response(self.OutputSerializer(run).data)
 
 
@@ -146,7 +151,8 @@ class SubmissionDetailApi(APIView):
             model = Submission
             fields = [
                 "id", "url", "model", "language", "scope", "context", "agent", "repair_rounds", "notes",
-                "uploader", "created", "archive_sha256", "queries", "runs",
+                "uploader", "created", "published_at", "hidden", "hidden_reason", "archive_sha256", "queries",
+                "runs",
             ]  # fmt: skip
 
         def get_queries(self, submission: Submission) -> list[int]:
@@ -161,7 +167,9 @@ class SubmissionDetailApi(APIView):
                     "pass_rate": run.pass_rate,
                     "ranked": run.timing_ranked,
                 }
-                for run in submission.runs.newest_first()
+                for run in EvaluationRun.objects.visible_to(request.user)
+                .filter(submission=submission)
+                .newest_first()
             ]
 
         def get_url(self, submission: Submission) -> str:
@@ -171,3 +179,22 @@ class SubmissionDetailApi(APIView):
         submissions = Submission.objects.visible_to(request.user).select_related("language_model", "uploader")
         submission = get_object_or_404(submissions, pk=submission_id)
         return Response(self.OutputSerializer(submission, context={"request": request}).data)
+
+
+class SubmissionPublishApi(APIView):
+    """Make one of your sets public (it is private from its upload). Only its uploader may."""
+
+    permission_classes = [IsAuthenticated]
+
+    class OutputSerializer(serializers.ModelSerializer):
+        class Meta:
+            model = Submission
+            fields = ["id", "published_at"]
+
+    def post(self, request: Request, submission_id: int) -> Response:
+        submission = get_object_or_404(Submission.objects.visible_to(request.user), pk=submission_id)
+        try:
+            services.submission_publish(submission=submission, user=request.user)
+        except SubmissionError as exc:
+            return _error(exc.code, exc.message)
+        return Response(self.OutputSerializer(submission).data)

@@ -15,6 +15,10 @@ class LeaderboardConfig(AppConfig):
 
         post_spawn.connect(announce_sandbox, dispatch_uid="leaderboard.announce_sandbox")
 
+        from leaderboard import signals
+
+        signals.connect()
+
 
 def announce_sandbox(sender: Any, proc_name: str = "", **kwargs: Any) -> None:
     """Say on the worker's stdout, when it starts, how untrusted kernels will be isolated."""

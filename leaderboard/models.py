@@ -112,17 +112,18 @@ class Hardware(models.Model):
 
 
 class SubmissionQuerySet(models.QuerySet["Submission"]):
-    def visible(self) -> SubmissionQuerySet:
-        """Submissions shown to the public (not hidden by an admin)."""
-        return self.filter(hidden=False)
+    def listed(self) -> SubmissionQuerySet:
+        """Sets every listing, ranking and chart may show: published by their uploader, not hidden."""
+        return self.filter(published_at__isnull=False, hidden=False)
 
     def visible_to(self, user: Any) -> SubmissionQuerySet:
-        """Public submissions, plus a hidden one for its uploader and for staff."""
+        """Sets whose page the user may open: published ones (a hidden one says why), their own, all for
+        staff."""
         if user.is_staff:
             return self.all()
         if user.is_authenticated:
-            return self.filter(Q(hidden=False) | Q(uploader=user))
-        return self.visible()
+            return self.filter(Q(published_at__isnull=False) | Q(uploader=user))
+        return self.filter(published_at__isnull=False)
 
     def recent(self) -> SubmissionQuerySet:
         """Newest first, with what a list row shows."""
@@ -158,7 +159,18 @@ class Submission(models.Model):
     notes = models.TextField(blank=True)
     archive_sha256 = models.CharField(max_length=64, blank=True)
     created = models.DateTimeField(default=timezone.now)
-    hidden = models.BooleanField(default=False, help_text="hidden from public pages (e.g. caught cheating)")
+    # A set is private to its uploader (and staff) until they publish it: a researcher iterating on a set
+    # should not have every draft, source included, on the public pages.
+    published_at = models.DateTimeField(
+        null=True, blank=True, help_text="when its uploader made it public; private until then"
+    )
+    hidden = models.BooleanField(
+        default=False,
+        help_text="taken off every ranking and listing (e.g. caught cheating); its page says why",
+    )
+    hidden_reason = models.CharField(
+        max_length=500, blank=True, help_text="shown on the set's page while it is hidden"
+    )
 
     objects = SubmissionQuerySet.as_manager()
 
@@ -170,6 +182,11 @@ class Submission(models.Model):
                 condition=Q(language__in=["triton", "cuda"]), name="submission_language_known"
             ),
             models.CheckConstraint(condition=Q(scope__in=["full", "core"]), name="submission_scope_known"),
+            models.CheckConstraint(
+                condition=Q(hidden=True) | Q(hidden_reason=""),
+                name="submission_hidden_reason_only_when_hidden",
+                violation_error_message="A reason is kept only while the set is hidden: clear it to show it.",
+            ),
         ]
 
     def __str__(self) -> str:
@@ -177,6 +194,16 @@ class Submission(models.Model):
 
     def get_absolute_url(self) -> str:
         return reverse("submission_detail", args=[self.pk])
+
+    @property
+    def is_published(self) -> bool:
+        return self.published_at is not None
+
+    @property
+    def is_evaluated(self) -> bool:
+        """Whether a worker has taken up any of its runs: from then on its kernels and manifest are what was
+        measured, and stay as they are."""
+        return self.runs.exclude(status=EvaluationRun.Status.QUEUED).exists()
 
     @property
     def configuration(self) -> str:
@@ -222,13 +249,29 @@ class Kernel(models.Model):
 
 
 class EvaluationRunQuerySet(models.QuerySet["EvaluationRun"]):
+    def listed(self) -> EvaluationRunQuerySet:
+        """Runs public pages may show: ranked-kind runs of listed sets (a feedback run is never public)."""
+        return self.filter(
+            kind=EvaluationRun.Kind.RANKED, submission__published_at__isnull=False, submission__hidden=False
+        )
+
+    def visible_to(self, user: Any) -> EvaluationRunQuerySet:
+        """Runs the user may open: ranked-kind runs of published sets, every run of their own sets, all for
+        staff."""
+        if user.is_staff:
+            return self.all()
+        public = Q(kind=EvaluationRun.Kind.RANKED, submission__published_at__isnull=False)
+        if user.is_authenticated:
+            return self.filter(public | Q(submission__uploader=user))
+        return self.filter(public)
+
     def ranked(self, *, hardware: Hardware | None = None) -> EvaluationRunQuerySet:
         """The latest succeeded ranked run with stable timing per visible submission and hardware, best
         first."""
         # The latest *stable* one: a rerun whose medians came out unsure does not unrank a measurement
         # of the same set on the same hardware that was sure.
         latest = _scored_runs(timing_ranked=True).order_by("-finished", "-id").values("id")[:1]
-        runs = self.filter(submission__hidden=False, id=Subquery(latest))
+        runs = self.listed().filter(id=Subquery(latest))
         if hardware is not None:
             runs = runs.filter(hardware=hardware)
         return runs.select_related("submission__language_model", "submission__uploader", "hardware").order_by(
@@ -239,8 +282,10 @@ class EvaluationRunQuerySet(models.QuerySet["EvaluationRun"]):
         """The latest succeeded ranked-kind run per visible submission and hardware whose timing cannot be
         ranked (a CPU's, or unstable), where no stable one exists; best pass rate first."""
         latest = _scored_runs().order_by("-finished", "-id").values("id")[:1]
-        runs = self.filter(submission__hidden=False, timing_ranked=False, id=Subquery(latest)).exclude(
-            Exists(_scored_runs(timing_ranked=True))
+        runs = (
+            self.listed()
+            .filter(timing_ranked=False, id=Subquery(latest))
+            .exclude(Exists(_scored_runs(timing_ranked=True)))
         )
         if hardware is not None:
             runs = runs.filter(hardware=hardware)

@@ -15,6 +15,7 @@ from typing import Any
 from django.conf import settings
 from django.contrib.auth.base_user import AbstractBaseUser
 from django.core.cache import cache
+from django.core.exceptions import PermissionDenied
 from django.db import transaction
 from django.db.models import F
 from django.utils import timezone
@@ -188,8 +189,7 @@ def evaluation_record(*, run: EvaluationRun, report: dict[str, Any]) -> Evaluati
     run.status = EvaluationRun.Status.SUCCEEDED
     run.finished = timezone.now()
     run.error = ""
-    run.save()
-    transaction.on_commit(results_changed)
+    run.save()  # leaderboard.signals starts a new cache generation once this commits
     return run
 
 
@@ -231,11 +231,31 @@ def evaluation_reclaim_stale(*, now: datetime.datetime | None = None) -> int:
 
 
 @transaction.atomic
-def submission_hide(*, submission: Submission, hidden: bool = True) -> Submission:
-    """Hide a submission from every public page and ranking (or show it again)."""
+def submission_publish(*, submission: Submission, user: AbstractBaseUser) -> Submission:
+    """Make the uploader's set public: its page, its ranked runs' results, the rankings and charts.
+
+    Only the uploader decides this, staff included (they moderate by hiding). Publishing twice keeps the
+    first date. A set with feedback runs only has nothing that may be shown (feedback is never public).
+    """
+    if submission.uploader_id != user.pk:
+        raise PermissionDenied("only the set's uploader can publish it")
+    if submission.is_published:
+        return submission
+    if not submission.runs.filter(kind=EvaluationRun.Kind.RANKED).exists():
+        raise SubmissionError(
+            "nothing_to_publish", "this set has feedback runs only, which are never public: upload it again"
+        )
+    submission.published_at = timezone.now()
+    submission.save(update_fields=["published_at"])  # leaderboard.signals starts a new cache generation
+    return submission
+
+
+@transaction.atomic
+def submission_hide(*, submission: Submission, hidden: bool = True, reason: str = "") -> Submission:
+    """Take a set off every ranking and listing, with a reason its page shows (or show it again)."""
     submission.hidden = hidden
-    submission.save(update_fields=["hidden"])
-    transaction.on_commit(results_changed)
+    submission.hidden_reason = reason[:500] if hidden else ""
+    submission.save(update_fields=["hidden", "hidden_reason"])  # and a new cache generation (signals)
     return submission
 
 

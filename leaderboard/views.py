@@ -58,8 +58,8 @@ def index(request: HttpRequest) -> HttpResponse:
         "hardware": hardware,
         "hardware_list": hardware_list,
         "has_cpu_rows": any(run.hardware.is_cpu for run in ranking),
-        "pending": EvaluationRun.objects.pending().filter(submission__hidden=False).count(),
-        "recent": Submission.objects.visible().recent()[:8],
+        "pending": EvaluationRun.objects.listed().pending().count(),
+        "recent": Submission.objects.listed().recent()[:8],
     }
     return render(request, "leaderboard/index.html", ctx)
 
@@ -91,10 +91,12 @@ def submission_detail(request: HttpRequest, submission_id: int) -> HttpResponse:
         Submission.objects.visible_to(request.user).select_related("language_model", "uploader"),
         pk=submission_id,
     )
+    # Another user sees a published set's ranked runs only: feedback runs are the uploader's own.
     runs = list(
-        submission.runs.newest_first().prefetch_related(
-            Prefetch("results", queryset=QueryResult.objects.select_related("query"))
-        )
+        EvaluationRun.objects.visible_to(request.user)
+        .filter(submission=submission)
+        .newest_first()
+        .prefetch_related(Prefetch("results", queryset=QueryResult.objects.select_related("query")))
     )
     run = None
     if run_id := request.GET.get("run"):
@@ -114,8 +116,24 @@ def submission_detail(request: HttpRequest, submission_id: int) -> HttpResponse:
         "unstable": [result for result in results.values() if result.unstable],
         "kernels": [(kernel, results.get(kernel.query_id)) for kernel in kernels],
         "auto_refresh": any(not r.is_final for r in runs),
+        "is_owner": submission.uploader_id == request.user.pk,
     }
     return render(request, "leaderboard/submission_detail.html", ctx)
+
+
+@login_required
+@require_http_methods(["POST"])
+def submission_publish(request: HttpRequest, submission_id: int) -> HttpResponse:
+    submission = get_object_or_404(Submission.objects.visible_to(request.user), pk=submission_id)
+    try:
+        services.submission_publish(submission=submission, user=request.user)
+    except SubmissionError as exc:
+        messages.error(request, exc.message)
+    else:
+        messages.success(
+            request, f"Submission #{submission.pk} is public: its ranked runs join the rankings."
+        )
+    return redirect(submission)
 
 
 def query_list(request: HttpRequest) -> HttpResponse:
@@ -125,17 +143,17 @@ def query_list(request: HttpRequest) -> HttpResponse:
 
 def query_detail(request: HttpRequest, number: int) -> HttpResponse:
     query = get_object_or_404(Query, number=number)
-    passed = QueryResult.objects.filter(
-        query=query,
-        status=QueryResult.Status.PASSED,
-        run__status=EvaluationRun.Status.SUCCEEDED,
-        run__submission__hidden=False,
-    ).select_related("run__hardware", "run__submission__language_model")
+    passed = QueryResult.objects.filter(query=query, status=QueryResult.Status.PASSED).select_related(
+        "run__hardware", "run__submission__language_model"
+    )
+    # Each listed set's latest run per hardware only, as in the ranking: a superseded run is history.
+    ranked = EvaluationRun.objects.ranked().order_by().values("id")
+    unranked = EvaluationRun.objects.unranked().order_by().values("id")
     ctx = {
         "query": query,
         # Speeds only from runs whose timing may be ranked; the others show that a kernel is correct.
-        "best": passed.filter(run__timing_ranked=True).order_by("-speedup")[:10],
-        "correct": passed.filter(run__timing_ranked=False).order_by("-run__finished")[:10],
+        "best": passed.filter(run__in=ranked).order_by("-speedup")[:10],
+        "correct": passed.filter(run__in=unranked).order_by("-run__finished")[:10],
         "calibrations": BaselineCalibration.objects.current(query=query),
         "baseline_rule": baselines.RULE,
     }
@@ -157,7 +175,11 @@ def upload(request: HttpRequest) -> HttpResponse:
         else:
             count = submission.runs.count()
             runs = f"{count} evaluation run{pluralize(count)}"
-            messages.success(request, f"Submission #{submission.pk} stored; {runs} queued.")
+            messages.success(
+                request,
+                f"Submission #{submission.pk} stored; {runs} queued. "
+                "It is private until you publish it from its page.",
+            )
             return redirect(submission)
     token = Token.objects.filter(user=request.user).first()
     ctx = {

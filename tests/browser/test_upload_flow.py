@@ -1,5 +1,5 @@
 """A real browser (Debian's chromium through Playwright) against the live server: log in, upload through
-the web form, and find the evaluated set on the home page."""
+the web form, publish the evaluated set, and find it on the home page."""
 
 from __future__ import annotations
 
@@ -57,7 +57,7 @@ def page(browser: Any) -> Iterator[Any]:
     context.close()
 
 
-def test_an_uploader_logs_in_uploads_through_the_form_and_finds_the_set_on_the_home_page(
+def test_an_uploader_uploads_through_the_form_publishes_the_set_and_finds_it_on_the_home_page(
     page: Any, live_server: Any, uploader, password: str, q6, cpu, example_dir: Path, evaluation_settings
 ) -> None:
     page.goto(f"{live_server.url}/upload/")
@@ -77,6 +77,15 @@ def test_an_uploader_logs_in_uploads_through_the_form_and_finds_the_set_on_the_h
     # The worker's part, in this process: the same task function a qcluster runs, real sandbox and data.
     run = Submission.objects.get().runs.get()
     evaluation_execute(run.pk)
+
+    # Private until published: the home page lists nothing of it, its page offers to publish it.
+    page.goto(f"{live_server.url}/")
+    assert "DataKernelBench example" not in page.inner_text("main")
+    page.goto(f"{live_server.url}/submissions/{run.submission_id}/")
+    assert "private" in page.inner_text(".notice.private")
+    page.click("text=Publish this set")
+    page.wait_for_url("**/submissions/*/")
+    assert "is public" in page.inner_text(".messages")
 
     page.goto(f"{live_server.url}/")
     # Timed on a CPU: correct, listed below the ranking as "correctness only", never ranked.

@@ -6,9 +6,48 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
+from django.contrib.auth.models import User
 
 from evaluator.report import QueryResult as ReportQueryResult
 from evaluator.report import Report
+
+
+@pytest.fixture(autouse=True)
+def fast_password_hashing(settings: Any) -> None:
+    """The cast's three accounts hashed with PBKDF2 cost about a second per test; nothing here tests it."""
+    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+
+
+@pytest.fixture
+def submit(submit: Callable[..., Any]) -> Callable[..., Any]:
+    """The shared `submit`, then published by its uploader unless `published=False`: public pages show
+    published sets only, and most tests here are about what they show."""
+    from leaderboard import services
+
+    def make(*, published: bool = True, **kwargs: Any) -> Any:
+        submission = submit(**kwargs)
+        if published:
+            services.submission_publish(submission=submission, user=submission.uploader)
+        return submission
+
+    return make
+
+
+@pytest.fixture
+def evaluated(
+    submit: Callable[..., Any], make_report: Callable[..., dict[str, Any]], cpu: Any
+) -> Callable[..., Any]:
+    """A (published unless `published=False`) set whose CPU run finished with the given report values;
+    returns the run."""
+    from leaderboard import services
+
+    def make(
+        *, model: str | None = None, user: User | None = None, published: bool = True, **report: Any
+    ) -> Any:
+        run = submit(model=model, user=user, published=published).runs.get(hardware=cpu)
+        return services.evaluation_record(run=run, report=make_report(**report))
+
+    return make
 
 
 def timing(median_ms: float, *, stderr_pct: float = 0.5, n: int = 40) -> dict[str, Any]:

@@ -246,13 +246,24 @@ def test_a_submission_lists_its_queries_and_runs(client, submit) -> None:
     assert [run["status"] for run in body["runs"]] == ["queued"]
 
 
-def test_a_hidden_submission_and_its_runs_are_not_served(client, submit) -> None:
-    from leaderboard import services
-
-    submission = services.submission_hide(submission=submit())
+def test_a_private_submission_and_its_runs_are_served_to_its_uploader_only(
+    client, api_client, submit
+) -> None:
+    submission = submit(published=False)
     run = submission.runs.get()
     assert client.get(f"/api/submissions/{submission.pk}/").status_code == 404
     assert client.get(f"/api/runs/{run.pk}/").status_code == 404
+    body = api_client.get(f"/api/submissions/{submission.pk}/").json()
+    assert body["published_at"] is None
+    assert api_client.get(f"/api/runs/{run.pk}/").status_code == 200
+
+
+def test_a_hidden_submission_is_served_with_the_reason_it_was_hidden(client, submit) -> None:
+    from leaderboard import services
+
+    submission = services.submission_hide(submission=submit(), reason="timed a cached answer")
+    body = client.get(f"/api/submissions/{submission.pk}/").json()
+    assert (body["hidden"], body["hidden_reason"]) == (True, "timed a cached answer")
 
 
 def test_a_missing_run_is_a_404(client, db) -> None:

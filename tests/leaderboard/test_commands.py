@@ -49,6 +49,12 @@ def test_submit_stores_a_folder_as_the_given_user(q6, cpu, uploader, example_dir
     submission = Submission.objects.get()
     assert f"submission {submission.pk}: 1 run(s) on cpu-test" in out
     assert submission.uploader == uploader
+    assert submission.published_at is not None  # the operator's sets are there to be seen
+
+
+def test_submit_can_keep_the_set_private(q6, cpu, uploader, example_dir) -> None:
+    run("dkb_submit", str(example_dir), "--user", uploader.username, "--private")
+    assert Submission.objects.get().published_at is None
 
 
 def test_submit_refuses_an_unknown_user(q6, cpu, example_dir) -> None:

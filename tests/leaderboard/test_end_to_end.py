@@ -102,6 +102,9 @@ def test_an_api_upload_is_evaluated_by_a_real_worker_and_shown_on_its_page(
     assert result.baseline_ms and result.kernel_ms
     assert "evaluating in the bubblewrap sandbox" in worker.read_text()
 
+    assert anonymous.get(response.json()["url"]).status_code == 404  # private until published
+    published = api_client.post(response.json()["publish_url"])
+    assert published.status_code == 200 and published.json()["published_at"]
     page = anonymous.get(response.json()["url"])
     html = page.content.decode()
     assert page.status_code == 200

@@ -146,18 +146,39 @@ def test_a_running_run_says_which_query_it_is_on(submit) -> None:
     assert run.progress_text == "query 3 of 5: Q06 ended (wrong answer)"
 
 
-def test_hidden_submissions_are_visible_to_their_uploader_and_staff_only(
+def test_a_private_set_is_visible_to_its_uploader_and_staff_only_and_listed_to_no_one(
     submit, uploader, rival, admin
 ) -> None:
     from django.contrib.auth.models import AnonymousUser
 
     from leaderboard.models import Submission
 
-    submission = services.submission_hide(submission=submit())
+    submission = submit(published=False)
     assert submission in Submission.objects.visible_to(uploader)
     assert submission in Submission.objects.visible_to(admin)
     assert submission not in Submission.objects.visible_to(rival)
     assert submission not in Submission.objects.visible_to(AnonymousUser())
+    assert submission not in Submission.objects.listed()
+
+
+def test_a_hidden_published_set_can_be_opened_by_anyone_but_is_listed_nowhere(submit, rival) -> None:
+    from django.contrib.auth.models import AnonymousUser
+
+    from leaderboard.models import Submission
+
+    submission = services.submission_hide(submission=submit(), reason="cached answers")
+    assert submission in Submission.objects.visible_to(rival)
+    assert submission in Submission.objects.visible_to(AnonymousUser())
+    assert submission not in Submission.objects.listed()
+
+
+def test_a_hidden_reason_without_hiding_is_refused_by_the_database(submit) -> None:
+    from django.db import IntegrityError, transaction
+
+    submission = submit()
+    submission.hidden_reason = "left behind"
+    with pytest.raises(IntegrityError), transaction.atomic():
+        submission.save()
 
 
 def test_the_models_and_their_migrations_agree() -> None:

@@ -159,10 +159,18 @@ def test_a_run_of_another_submission_is_a_404(anonymous, evaluated) -> None:
     assert anonymous.get(f"/submissions/{mine.submission_id}/?run={other.pk}").status_code == 404
 
 
-def test_a_hidden_submission_is_not_found_by_the_public(anonymous, uploader_client, submit) -> None:
-    submission = services.submission_hide(submission=submit())
+def test_a_hidden_submission_stays_at_its_address_and_says_why(anonymous, submit) -> None:
+    submission = services.submission_hide(submission=submit(), reason="it timed a cached answer")
+    page = anonymous.get(f"/submissions/{submission.pk}/")
+    assertContains(page, "Taken off the rankings by the moderators:\n  it timed a cached answer")
+
+
+def test_a_private_submission_is_not_found_by_the_public(anonymous, uploader_client, submit) -> None:
+    submission = submit(published=False)
     assert anonymous.get(f"/submissions/{submission.pk}/").status_code == 404
-    assert uploader_client.get(f"/submissions/{submission.pk}/").status_code == 200
+    page = uploader_client.get(f"/submissions/{submission.pk}/")
+    assertContains(page, "This set is <strong>private</strong>")
+    assertContains(page, "Publish this set")
 
 
 def test_the_not_found_page_uses_the_site_template(anonymous, db) -> None:

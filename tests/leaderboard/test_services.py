@@ -150,11 +150,14 @@ def test_a_finished_run_is_not_failed_afterwards(evaluated) -> None:
     assert run.status == EvaluationRun.Status.SUCCEEDED
 
 
-def test_hiding_a_submission_can_be_undone(submit) -> None:
-    submission = services.submission_hide(submission=submit())
-    assert Submission.objects.get().hidden
+def test_hiding_a_submission_keeps_its_reason_and_can_be_undone(submit) -> None:
+    submission = services.submission_hide(submission=submit(), reason="timed a cached answer")
+    assert (Submission.objects.get().hidden, Submission.objects.get().hidden_reason) == (
+        True,
+        "timed a cached answer",
+    )
     services.submission_hide(submission=submission, hidden=False)
-    assert not Submission.objects.get().hidden
+    assert (Submission.objects.get().hidden, Submission.objects.get().hidden_reason) == (False, "")
 
 
 def test_rotating_an_api_token_invalidates_the_old_one(uploader) -> None:

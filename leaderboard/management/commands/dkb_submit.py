@@ -31,12 +31,19 @@ class Command(BaseCommand):
             "--again", action="store_true", help="submit even if this folder was submitted before"
         )
         parser.add_argument(
+            "--private",
+            action="store_true",
+            help="keep the set private to the user (uploads are); by default it is published at once",
+        )
+        parser.add_argument(
             "--skip-existing",
             action="store_true",
             help="skip a folder submitted before (the default; for scripts)",
         )
 
-    def handle(self, *args: Any, directory: Path, user: str, wait: bool, again: bool, **options: Any) -> None:
+    def handle(
+        self, *args: Any, directory: Path, user: str, wait: bool, again: bool, private: bool, **options: Any
+    ) -> None:
         try:
             uploader = get_user_model().objects.get(username=user)
         except get_user_model().DoesNotExist:
@@ -59,6 +66,9 @@ class Command(BaseCommand):
             submission = services.submission_create(
                 uploader=uploader, kernel_set=kernel_set, archive_sha256=digest.hexdigest(), enqueue=not wait
             )
+            if not private and submission.runs.exists():
+                # The operator's own sets (`make run`'s examples) are there to be seen.
+                services.submission_publish(submission=submission, user=uploader)
         except SubmissionError as exc:
             raise CommandError(f"{exc.code}: {exc.message}") from exc
         runs = list(submission.runs.select_related("hardware"))

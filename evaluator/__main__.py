@@ -108,7 +108,7 @@ def main(argv: list[str] | None = None) -> int:
             print(prepare_data(args.data_dir, args.sf))
             return 0
         if args.command == "taskpack":
-            from evaluator.taskpack import write_taskpack
+            from evaluator.tools.taskpack import write_taskpack
             from evaluator.tpch.generate import prepare as prepare_data
 
             folders = write_taskpack(args.out, prepare_data(args.data_dir, args.sf), args.hardware)
@@ -184,7 +184,7 @@ def _progress(bar: Any, progress: Any) -> None:
 
 
 def _baselines(args: argparse.Namespace) -> int:
-    from evaluator.baselines import RULE, calibrate, record_path
+    from evaluator.harness.baselines import RULE, calibrate, record_path
     from evaluator.queries import QUERIES
     from evaluator.tpch.generate import prepare as prepare_data
 
@@ -198,8 +198,8 @@ def _baselines(args: argparse.Namespace) -> int:
 
 
 def _check(args: argparse.Namespace) -> int:
-    from evaluator.check import check_kernel
     from evaluator.evaluation import Job
+    from evaluator.tools.check import check_kernel
 
     job = Job(
         kernel_dir=args.kernel.parent,
@@ -241,8 +241,8 @@ def _validate(args: argparse.Namespace) -> int:
     from tqdm import tqdm
 
     from evaluator.queries import QUERIES
+    from evaluator.tools.validate import validate_query
     from evaluator.tpch.generate import prepare as prepare_data
-    from evaluator.validate import validate_query
 
     folder = prepare_data(args.data_dir, args.sf)
     numbers = args.queries or sorted(QUERIES)
@@ -251,7 +251,7 @@ def _validate(args: argparse.Namespace) -> int:
         try:
             rows.append(validate_query(QUERIES[number], folder, args.device, args.random_sets, args.seed))
         except Exception as exc:  # one broken plan must not hide the others' results
-            from evaluator.validate import Validation
+            from evaluator.tools.validate import Validation
 
             rows.append(Validation(number, 0, False, f"{type(exc).__name__}: {exc}", 0.0, 0.0))
     print(f"{'query':>5} {'trials':>6} {'result':>6} {'plan ms':>9} {'duckdb ms':>9}  reason")
@@ -270,9 +270,9 @@ def _bench(args: argparse.Namespace) -> int:
     import torch
 
     from evaluator import hardware
-    from evaluator.bench import BenchRow, as_dicts, bench_query, copy_bandwidth_gbs, table
     from evaluator.queries import QUERIES
     from evaluator.timing import TimingPolicy
+    from evaluator.tools.bench import BenchRow, as_dicts, bench_query, copy_bandwidth_gbs, table
     from evaluator.tpch.generate import prepare as prepare_data
 
     device = torch.device(_resolve_device(args.device))

@@ -15,9 +15,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from evaluator import baselines
-from evaluator.harness import Options, Progress
-from evaluator.harness import evaluate as evaluate_set
+from evaluator.harness import baselines
+from evaluator.harness.core import Options, Progress
+from evaluator.harness.core import evaluate as evaluate_set
 from evaluator.kernelset import kernel_set_from_dir
 from evaluator.queries import QUERIES
 from evaluator.timing import TimingPolicy
@@ -43,7 +43,7 @@ class Job:
     check_scale_factors: tuple[float, ...] = ()  # further (smaller) SFs for the correctness trials
     seed: int | None = None  # the draws' seed; None: a fresh secret one (the leaderboard's way)
     # Per query, the mode its baseline is timed in ("eager"/"compiled") and the calibration's medians;
-    # None: the calibration recorded in the data folder for this hardware (evaluator/baselines.py).
+    # None: the calibration recorded in the data folder for this hardware (evaluator/harness/baselines.py).
     baselines: dict[int, dict[str, Any]] | None = None
     baseline: str = "recorded"  # or "eager", "compiled", "best" (probed per query: experiments only)
 

@@ -29,7 +29,9 @@ class Status:
     # correct, but its timing cannot stand: faster than physics allows (roofline fraction > 1), or its
     # timed reps measured look-ups (much slower on fresh parameter sets), or it took the fresh sets
     REJECTED = "rejected"
-    REFUSED = "refused"  # admission: the file uses a forbidden tool (evaluator/admission.py); never run
+    REFUSED = (
+        "refused"  # admission: the file uses a forbidden tool (evaluator/harness/admission.py); never run
+    )
 
     ALL = (PASSED, WRONG_ANSWER, BUILD_ERROR, RUNTIME_ERROR, TIMEOUT, OUT_OF_MEMORY, CRASHED, NEEDS_GPU,
            MISSING, REJECTED, REFUSED)  # fmt: skip

@@ -543,7 +543,7 @@ class BaselineCalibrationQuerySet(models.QuerySet["BaselineCalibration"]):
 
 
 class BaselineCalibration(models.Model):
-    """Which TorchPlan mode a query's kernels are timed against on a hardware (`evaluator.baselines`).
+    """Which TorchPlan mode a query's kernels are timed against on a hardware (`evaluator.harness.baselines`).
 
     A copy, for the site, of the record `manage.py dkb_baselines` leaves in the data folder: that file is
     what evaluations read.

@@ -279,7 +279,7 @@ def baseline_calibrate(
     Runs on the hardware itself, on an otherwise idle machine: the timings are the hardware's.
     """
     # Imported here: the generator and the calibration's key import torch, which web processes avoid.
-    from evaluator import baselines
+    from evaluator.harness import baselines
     from evaluator.tpch.generate import prepare
 
     numbers = queries or sorted(Query.objects.values_list("number", flat=True))

@@ -16,8 +16,8 @@ from django.views.decorators.http import require_http_methods
 from rest_framework.authtoken.models import Token
 
 import evaluator
-from evaluator import baselines
 from evaluator.errors import SubmissionError
+from evaluator.harness import baselines
 from leaderboard import charts, services
 from leaderboard.forms import UploadForm
 from leaderboard.models import BaselineCalibration, EvaluationRun, Hardware, Query, QueryResult, Submission

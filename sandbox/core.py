@@ -1,6 +1,6 @@
 """The sandbox: every untrusted runner of an evaluation starts inside it, under hard limits.
 
-The trusted harness (evaluator/harness.py) runs here, in the worker: it computes the expected answers
+The trusted harness (evaluator/harness/core.py) runs here, in the worker: it computes the expected answers
 and judges. Each query's runner, the only process that imports a kernel, is started by a launcher of
 this module: under bubblewrap, or as a plain child process when that weaker backend is chosen.
 """
@@ -21,7 +21,7 @@ from typing import Any
 
 import evaluator
 from evaluator.errors import EvaluatorError
-from evaluator.launch import Launch, Launcher, Outcome, Started, start_process
+from evaluator.harness.launch import Launch, Launcher, Outcome, Started, start_process
 from sandbox.cgroup import Cgroup
 from sandbox.limits import Limits
 

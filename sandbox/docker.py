@@ -23,7 +23,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from evaluator.launch import Launch, Outcome, Started, start_process
+from evaluator.harness.launch import Launch, Outcome, Started, start_process
 from sandbox.core import RUNNER_ENV, LimitedLauncher, SandboxError, SandboxUnavailable, remaining
 from sandbox.limits import Limits
 

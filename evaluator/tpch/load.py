@@ -47,7 +47,7 @@ class Tables(dict):
     def rolled(self, fraction: float) -> Tables:
         """A copy with every column but the keys rolled down, each by its own share of its table's rows
         (`fraction`, then steps of the golden ratio): the same shapes and values, but rows torn apart, so
-        other answers (evaluator/fresh.py). One shift for all would only reorder whole rows."""
+        other answers (evaluator/harness/fresh.py). One shift for all would only reorder whole rows."""
 
         def roll(values: torch.Tensor, rows: int, step: int) -> torch.Tensor:
             share = (fraction + step * 0.6180339887) % 1.0

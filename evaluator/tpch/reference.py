@@ -1,8 +1,8 @@
 """Reference answers: DuckDB runs the query's SQL with the same parameters on the same data.
 
 SQL's NULL is kept: an aggregate over no rows (SUM, AVG, MIN, MAX, and a ratio of them) is NULL, and a
-NULL in a float column is NaN, which only NaN matches (evaluator/compare.py). Filling it with 0.0 would
-fail a kernel that answers NULL and turn every such trial into a check that the kernel returns 0.
+NULL in a float column is NaN, which only NaN matches (evaluator/harness/compare.py). Filling it with
+0.0 would fail a kernel that answers NULL and turn every such trial into a check that the kernel returns 0.
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """What timing from outside the runner costs (harness 0.5.0), on the GPU: one query's TorchPlan timed in
 this process, as runners timed themselves until 0.4.1, against the same plan timed by this process
-through a real runner (evaluator/session.py) at 1, 2, 5, 10 and 20 calls a sample, interleaved.
+through a real runner (evaluator/harness/session.py) at 1, 2, 5, 10 and 20 calls a sample, interleaved.
 
     python scripts/gpu/channel.py SF_FOLDER [--query 6] [--mode compiled] [--rounds 3] [--out F.json]
 
@@ -23,9 +23,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 import torch  # noqa: E402
 
-from evaluator.launch import Launcher  # noqa: E402
+from evaluator.harness.launch import Launcher  # noqa: E402
+from evaluator.harness.session import Sides, Timed, _batch, _runner  # noqa: E402
 from evaluator.queries import QUERIES  # noqa: E402
-from evaluator.session import Sides, Timed, _batch, _runner  # noqa: E402
 from evaluator.timing import TimingPolicy, time_rotated, time_rounds  # noqa: E402
 from evaluator.tpch.load import load_tables  # noqa: E402
 

@@ -1,7 +1,7 @@
 """Write a 22-query kernel set whose qNN.py files are the TorchPlans themselves, admitted as Triton.
 
 A Triton set may import only torch, triton, math, numpy, a few stdlib modules and
-evaluator.tpch.encoding (evaluator/admission.py), so each file inlines evaluator/torchplan/ops.py
+evaluator.tpch.encoding (evaluator/harness/admission.py), so each file inlines evaluator/torchplan/ops.py
 behind a class named `ops` (the plans' `ops.x(...)` calls stay as they are) and replaces the few
 tools admission refuses: `re` in ops.sql_like, `decimal` in Q11, a dunder in Q19. Every such rewrite
 must match exactly once, so a change to the plans fails here instead of making a set that differs
@@ -185,7 +185,7 @@ def write_set(out: Path) -> list[Path]:
 def refused(paths: list[Path]) -> list[str]:
     """Admission's complaints about the files, one line each; empty when all are admitted."""
     sys.path.insert(0, str(ROOT))
-    from evaluator.admission import check
+    from evaluator.harness.admission import check
 
     return [f"{p.name}: {v}" for p in paths for v in check(p.read_text(), p.name, language="triton")]
 

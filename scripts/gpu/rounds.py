@@ -48,8 +48,8 @@ KERNELS = {  # name: (query, file), each scope core
 
 def calls(sf_folder: Path, device) -> dict:
     """Each example kernel, and the eager Q14 plan, as a call of the rep's index."""
-    from evaluator.kernel_loader import load_kernel
     from evaluator.queries import QUERIES
+    from evaluator.runner.kernel_loader import load_kernel
     from evaluator.tpch.load import load_tables
 
     tables, params = {}, {}

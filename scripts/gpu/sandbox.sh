@@ -17,7 +17,7 @@ import json, os, shutil, sys, tempfile, time
 from pathlib import Path
 
 from evaluator import admission
-from evaluator.harness import Options, evaluate
+from evaluator.harness.core import Options, evaluate
 from evaluator.kernelset import kernel_set_from_dir
 from evaluator.timing import TimingPolicy
 from sandbox.core import BubblewrapLauncher, cgroup_support
@@ -40,7 +40,7 @@ ROWS = [
     # 20 ms a call left on a side stream into the baseline's batch: timed alone, the baseline was faster
     ("the device kept busy through the baseline's batch (admission off)", "gpu_disturb_the_baseline", False,
      (6,), "rejected"),
-    # caught by the fresh parameter sets and the first calls on new content (evaluator/fresh.py)
+    # caught by the fresh parameter sets and the first calls on new content (evaluator/harness/fresh.py)
     # admission refuses these in a Triton set (time, the TorchPlans): switched off to show the harness
     ("results cached by pointer and parameters (admission off)", "cache_by_pointer", False, (6,), "rejected"),
     ("results cached by parameters (admission off)", "cache_by_parameters", False, (6,), "wrong_answer"),

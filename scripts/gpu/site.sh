@@ -174,7 +174,7 @@ calibrate() {
   # Queries already recorded for this hardware, SF, harness and torch are skipped: calls can resume.
   todo=$("$PYTHON" -c "
 from pathlib import Path
-from evaluator.baselines import recorded
+from evaluator.harness.baselines import recorded
 done = recorded(Path('$DKB_DATA_DIR'), $SF, '$DEVICE')
 print(' '.join(q for q in '$queries'.split(',') if int(q) not in done))")
   log "calibration at SF$SF on $DEVICE: to do ${todo:-nothing} ($how)"
@@ -208,7 +208,7 @@ setup() {
   manage migrate --noinput 2>&1 | tail -n 2 | tee -a "$LOG"
   manage dkb_setup 2>&1 | grep -v '^query ' | tee -a "$LOG"
   local sf
-  for sf in $("$PYTHON" -c "from evaluator.harness import check_scale_factors as c; print(*(f'{x:g}' for x in c('$CHECK_SF', $SF)))") $SF; do
+  for sf in $("$PYTHON" -c "from evaluator.tpch.scales import check_scale_factors as c; print(*(f'{x:g}' for x in c('$CHECK_SF', $SF)))") $SF; do
     local t0; t0=$(date +%s)
     timeout "$(left)" "$PYTHON" -m evaluator prepare --sf "$sf" --data-dir "$DKB_DATA_DIR" 2>&1 | grep -v 'col/s' | tee -a "$LOG"
     log "prepare SF$sf: $(( $(date +%s) - t0 )) s"

@@ -51,8 +51,8 @@ def example_calls(sf_folder: Path, device) -> dict:
     """The eager Q6 and Q14 plans and the CUDA Q6 and Triton Q14 examples, each a call of the rep's
     index on the query's tables and rotated parameter sets; on a CPU (a dry run) the Triton Q6 stands
     in for the CUDA one."""
-    from evaluator.kernel_loader import load_kernel
     from evaluator.queries import QUERIES
+    from evaluator.runner.kernel_loader import load_kernel
     from evaluator.tpch.load import load_tables
 
     kernels = {6: EXAMPLES / "cuda-core" / "q06.py", 14: EXAMPLES / "triton-core" / "q14.py"}

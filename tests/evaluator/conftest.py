@@ -62,8 +62,8 @@ def make_set(tmp_path: Path) -> Callable[..., Path]:
 @pytest.fixture
 def no_admission(monkeypatch: pytest.MonkeyPatch) -> None:
     """Admission switched off: for test kernels that reach for the TorchPlans, `os` or `time` to play a
-    part (a Triton set may not import them: evaluator/admission.py), not to attack."""
-    from evaluator import admission
+    part (a Triton set may not import them: evaluator/harness/admission.py), not to attack."""
+    from evaluator.harness import admission
 
     monkeypatch.setattr(admission, "check", lambda source, filename="", **_: [])
 

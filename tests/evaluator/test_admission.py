@@ -5,7 +5,7 @@ from pathlib import Path
 
 import pytest
 
-from evaluator.admission import check
+from evaluator.harness.admission import check
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 EXAMPLE_KERNELS = sorted(EXAMPLES.rglob("q*.py"))  # the planted sets too: they are meant to run

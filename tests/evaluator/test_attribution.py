@@ -126,7 +126,7 @@ def test_a_cpu_profile_has_no_device_time_so_no_share_and_no_launches() -> None:
 
 
 def test_the_harness_records_share_launches_and_the_label_from_the_runners_profile() -> None:
-    from evaluator.harness import _attribute
+    from evaluator.harness.core import _attribute
     from evaluator.report import QueryResult, Status
 
     result = QueryResult(query=6, status=Status.PASSED)

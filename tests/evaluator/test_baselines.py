@@ -1,11 +1,13 @@
-"""Baselines fixed per hardware (evaluator/baselines.py): calibrated once, recorded, read by evaluations."""
+"""Baselines fixed per hardware (evaluator/harness/baselines.py): calibrated once, recorded, read by
+evaluations."""
 
 from __future__ import annotations
 
 import json
 from pathlib import Path
 
-from evaluator import HARNESS_VERSION, baselines
+from evaluator import HARNESS_VERSION
+from evaluator.harness import baselines
 
 
 def test_a_calibration_times_each_query_and_is_found_again_for_the_same_hardware(own_data: Path) -> None:

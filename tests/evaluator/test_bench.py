@@ -6,9 +6,9 @@ from pathlib import Path
 
 import torch
 
-from evaluator.bench import bench_query, table
 from evaluator.queries import QUERIES
 from evaluator.timing import TimingPolicy
+from evaluator.tools.bench import bench_query, table
 
 
 def test_a_bench_row_checks_and_times_the_plan_and_the_compilers_program(sf001: Path) -> None:

@@ -12,7 +12,7 @@ import pytest
 import torch
 
 from evaluator.channel import ChannelError, Deadline, Reader, encode, send
-from evaluator.launch import RUNNER_LOG_CHARS, Launch, Launcher
+from evaluator.harness.launch import RUNNER_LOG_CHARS, Launch, Launcher
 from evaluator.results import pack, unpack
 
 

@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 import torch
 
-from evaluator.compare import compare, to_numpy
+from evaluator.harness.compare import compare, to_numpy
 
 
 def test_it_accepts_any_float64_summation_order() -> None:

@@ -1,12 +1,13 @@
-"""The harness, the runners and DuckDB's answers on disjoint cores of a GPU host (evaluator/cores.py)."""
+"""The harness, the runners and DuckDB's answers on disjoint cores of a GPU host
+(evaluator/harness/cores.py)."""
 
 from __future__ import annotations
 
 import os
 from pathlib import Path
 
-from evaluator import cores
-from evaluator.judge import Answers
+from evaluator.harness import cores
+from evaluator.harness.judge import Answers
 from evaluator.queries import QUERIES
 
 
@@ -50,7 +51,7 @@ def test_duckdbs_answers_run_on_their_own_cores(sf001: Path) -> None:
 def test_an_armed_runner_moves_its_thread_to_the_runners_core() -> None:
     import torch
 
-    from evaluator import runner
+    from evaluator.runner import commands as runner
 
     state = runner.State()
     state.device = torch.device("cpu")

@@ -6,8 +6,9 @@ from pathlib import Path
 
 import pytest
 
-from evaluator import baselines, evaluation
-from evaluator.harness import Progress
+from evaluator import evaluation
+from evaluator.harness import baselines
+from evaluator.harness.core import Progress
 from evaluator.queries import QUERIES
 from evaluator.report import Status
 

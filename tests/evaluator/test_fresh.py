@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 import torch
 
-from evaluator import fresh
+from evaluator.harness import fresh
 from evaluator.queries import QUERIES
 from evaluator.tpch.load import load_tables
 

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from evaluator.harness import Options, evaluate, mark_slow_host
+from evaluator.harness.core import Options, evaluate, mark_slow_host
 from evaluator.kernelset import kernel_set_from_dir
 from evaluator.queries import QUERIES
 from evaluator.report import QueryResult, Report, Status
@@ -53,7 +53,7 @@ def test_the_example_sets_pass_with_timings(example: str, make_set: Callable[...
     assert result.kernel_time_share is None and result.launches is None
     assert result.stats["attribution"]["kernel"]["share"] is None and "framework_fallback" not in result.stats
     assert report.to_dict()["schema_version"] == 3
-    # Timed again, once per set, on parameter sets drawn after its timed reps (evaluator/fresh.py).
+    # Timed again, once per set, on parameter sets drawn after its timed reps (evaluator/harness/fresh.py).
     fresh = result.stats["fresh"]
     assert len(fresh["kernel"]["ms"]) == len(fresh["baseline"]["ms"]) == 6 and fresh["slowdown"] > 0
     assert len(fresh["kernel"]["first_ms"]) == 3 and fresh["first_slowdown"] > 0  # on new table content

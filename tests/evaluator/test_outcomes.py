@@ -6,8 +6,8 @@ import signal
 
 import pytest
 
-from evaluator.launch import death as _death
-from evaluator.launch import error_status
+from evaluator.harness.launch import death as _death
+from evaluator.harness.launch import error_status
 from evaluator.report import Status
 
 

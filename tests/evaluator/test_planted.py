@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from evaluator.attribution import attribute, fallback_reason, own_kernels
-from evaluator.harness import Options, evaluate
+from evaluator.harness.core import Options, evaluate
 from evaluator.kernelset import kernel_set_from_dir
 from evaluator.report import QueryResult, Status
 from evaluator.timing import TimingPolicy

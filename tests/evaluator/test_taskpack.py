@@ -4,7 +4,7 @@ import json
 from pathlib import Path
 
 from evaluator.queries import QUERIES
-from evaluator.taskpack import write_taskpack
+from evaluator.tools.taskpack import write_taskpack
 
 
 def test_the_taskpack_holds_each_querys_sql_plan_signature_and_workload(sf001: Path, tmp_path: Path) -> None:

@@ -12,8 +12,8 @@ import pytest
 import torch
 
 from evaluator import timing
+from evaluator.harness.session import Timed
 from evaluator.queries import QUERIES
-from evaluator.session import Timed
 from evaluator.timing import CallLimitExceeded, TimingPolicy, _stderr, time_rotated, time_rounds, verified
 
 

@@ -6,12 +6,12 @@ from pathlib import Path
 
 import pytest
 
-from evaluator.compare import compare
+from evaluator.harness.compare import compare
+from evaluator.harness.trials import vacuous
 from evaluator.queries import QUERIES
+from evaluator.tools.validate import run_plan, validate_query
 from evaluator.tpch.load import load_tables
 from evaluator.tpch.reference import reference_answer
-from evaluator.trials import vacuous
-from evaluator.validate import run_plan, validate_query
 
 
 @pytest.mark.parametrize("number", sorted(QUERIES))

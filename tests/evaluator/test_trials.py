@@ -7,9 +7,9 @@ from typing import Any
 
 import numpy as np
 
+from evaluator.harness.trials import choose_trials, vacuous
 from evaluator.queries import QUERIES
 from evaluator.tpch.reference import reference_answer
-from evaluator.trials import choose_trials, vacuous
 
 
 def test_an_answer_with_no_rows_or_only_null_aggregates_is_vacuous() -> None:

@@ -90,7 +90,8 @@ def calibration_data(settings, tpch_data: Path, tmp_path: Path) -> Path:
 def test_baselines_calibrates_the_hardware_on_this_machine_into_the_record_and_the_site(
     q6, cpu, calibration_data: Path
 ) -> None:
-    from evaluator import HARNESS_VERSION, baselines
+    from evaluator import HARNESS_VERSION
+    from evaluator.harness import baselines
 
     out = run("dkb_baselines", "--hardware", cpu.slug, "--queries", "6", "--jobs", "1")
     assert baselines.RULE in out

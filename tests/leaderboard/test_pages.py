@@ -204,7 +204,8 @@ def test_a_query_page_ranks_only_stable_speeds_and_lists_the_rest_as_correct(
 
 
 def test_a_query_page_shows_each_hardwares_recorded_baseline_and_the_rule(anonymous, q6, cpu, gpu) -> None:
-    from evaluator import HARNESS_VERSION, baselines
+    from evaluator import HARNESS_VERSION
+    from evaluator.harness import baselines
 
     rows = [{"query": 6, "mode": "compiled", "eager_ms": 3.0, "compiled_ms": 1.2, "eager_stderr_pct": 0.4,
              "compiled_stderr_pct": 0.3, "rounds": 120, "compile_s": 14.2}]  # fmt: skip

@@ -1,7 +1,7 @@
 """The adversarial suite: one small kernel per attack (tests/sandbox/attacks/), each run as Q6 through the
 real bubblewrap sandbox, and each asserted to be stopped and labelled.
 
-Admission (evaluator/admission.py) refuses several attacks before they run; that is their honest label
+Admission (evaluator/harness/admission.py) refuses several attacks before they run; that is their honest label
 in the first table. The second table switches admission off and shows what the sandbox, the limits and
 the comparison do on their own. The third asks that the clock measure the kernel's work, which caching
 defeats until timed reps get inputs the kernel cannot have seen (protocol: "Rotate parameter sets and
@@ -25,8 +25,9 @@ from typing import Any
 
 import pytest
 
-from evaluator import admission, evaluation
+from evaluator import evaluation
 from evaluator.evaluation import Job
+from evaluator.harness import admission
 from evaluator.report import Status
 from sandbox.limits import GiB, Limits
 
@@ -45,7 +46,7 @@ class Attack:
         return self.file
 
 
-# Admission refuses these in a Triton set before anything imports them (evaluator/admission.py): its
+# Admission refuses these in a Triton set before anything imports them (evaluator/harness/admission.py): its
 # allow-list of imports and its ban on reflection. The tables below switch it off, to show that the
 # sandbox, the limits, the comparison and the harness's own clock stop each attack without it.
 REFUSED_BY_ADMISSION = {
@@ -87,7 +88,7 @@ WITHOUT_ADMISSION = [
     Attack("precompute_at_import", Status.WRONG_ANSWER, "column 'revenue' differs"),  # on fresh parameters
 ]
 
-# Caught by the fresh parameter sets after the timed reps (evaluator/fresh.py): a cache by parameters
+# Caught by the fresh parameter sets after the timed reps (evaluator/harness/fresh.py): a cache by parameters
 # returns the answer it kept for the rolled tables; the others are timed doing the work there, or, for
 # work done once per table content, on their first call on new content.
 TIMING_HONESTY = [
@@ -108,7 +109,7 @@ TRUST_BOUNDARY = [
     # The request the runner once kept on its stack is gone: the parameter sets come one command at a time.
     Attack("precompute_from_the_request", Status.BUILD_ERROR, "no request on the runner's stack"),
 ]
-# Trials that reach what random draws miss (evaluator/trials.py): a kernel wrong only at a parameter's
+# Trials that reach what random draws miss (evaluator/harness/trials.py): a kernel wrong only at a parameter's
 # end, one that answers nothing where small scale factors have nothing to answer (Q18 is then checked
 # at SF0.3 too), and one that answers 0 where SQL's answer is NULL.
 COVERAGE = [
@@ -201,8 +202,9 @@ def test_a_kernel_that_caches_across_calls_is_caught(
     attack: Attack, tpch_data: Path, tmp_path: Path, no_admission: None
 ) -> None:
     # Time enough for the caches to fill (15 pointer and parameter pairs, 50 ms a miss) and the median
-    # to be a look-up; with less, the timed reps themselves would be mostly misses, timed doing the work.
-    q06 = evaluate(attack_set(tmp_path, attack.file), tpch_data, max_time_per_query_s=2.0)
+    # to be a look-up; with less, the timed reps themselves would be mostly misses, timed doing the work
+    # (seen with 2 s on a loaded two-core machine: the pointer cache then passed, honestly timed).
+    q06 = evaluate(attack_set(tmp_path, attack.file), tpch_data, max_time_per_query_s=4.0)
     assert (q06["status"], attack.words in q06["reason"]) == (attack.status, True), q06["reason"]
     assert q06["kernel_ms"] is None and q06["baseline_ms"] > 0
 

@@ -76,7 +76,7 @@ def test_the_example_set_passes_inside_bubblewrap(tpch_data: Path) -> None:
 def test_a_kernel_cannot_reach_the_network_the_project_or_write_outside_scratch(
     tpch_data: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from evaluator import admission
+    from evaluator.harness import admission
 
     monkeypatch.setattr(admission, "check", lambda source, filename="", **_: [])
     monkeypatch.setenv("DATABASE_URL", "postgres://secret@127.0.0.1/dkb")

@@ -18,8 +18,8 @@ import pytest
 
 import sandbox
 from evaluator.evaluation import Job, evaluate
-from evaluator.launch import Launch
-from evaluator.launch import death as _death
+from evaluator.harness.launch import Launch
+from evaluator.harness.launch import death as _death
 from evaluator.report import Status
 from sandbox.docker import DockerLauncher
 from sandbox.limits import GiB, Limits
@@ -65,7 +65,7 @@ def runner_launch(tmp_path: Path, timeout_s: float = 60) -> Launch:
     for folder in (data, kernels, out):
         folder.mkdir(exist_ok=True)
     (data / "tpch.duckdb").write_bytes(b"answers")
-    return Launch(argv=[sys.executable, "-m", "evaluator.runner", str(out / "request.json")],
+    return Launch(argv=[sys.executable, "-m", "evaluator.runner.commands", str(out / "request.json")],
                   readable=[data, kernels], writable=[out], hidden=[data / "tpch.duckdb"],
                   env={"TRITON_INTERPRET": "1"}, timeout_s=timeout_s)  # fmt: skip
 
@@ -114,7 +114,7 @@ def test_the_run_command_pins_one_gpu_the_image_and_every_limit(docker: FakeDock
         IMAGE,
         "python",
         "-m",
-        "evaluator.runner",
+        "evaluator.runner.commands",
         str(out / "request.json"),
     ]
 

@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from evaluator.launch import Launch
-from evaluator.launch import death as _death
+from evaluator.harness.launch import Launch
+from evaluator.harness.launch import death as _death
 from evaluator.report import Status
 from sandbox.cgroup import Cgroup
 from sandbox.core import BubblewrapLauncher, ProcessLauncher, cgroup_support

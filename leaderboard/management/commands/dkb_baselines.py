@@ -1,5 +1,6 @@
 """Calibrate the TorchPlan baselines of one hardware: the mode (eager or compiled) each query's kernels
-are timed against there. Run it on that hardware, with nothing else running (`evaluator.baselines`)."""
+are timed against there. Run it on that hardware, with nothing else running
+(`evaluator.harness.baselines`)."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ from typing import Any
 from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from evaluator import baselines
+from evaluator.harness import baselines
 from leaderboard import services
 from leaderboard.models import Hardware
 

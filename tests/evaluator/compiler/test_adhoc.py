@@ -7,7 +7,7 @@ from types import SimpleNamespace
 
 import pytest
 
-from evaluator.compare import compare, to_numpy
+from evaluator.harness.compare import compare, to_numpy
 from evaluator.torchplan.compiler import compile_sql
 from evaluator.tpch.load import decode_strings, load_tables
 from evaluator.tpch.reference import reference_answer

@@ -10,7 +10,7 @@ from typing import Any
 import numpy as np
 import pytest
 
-from evaluator.compare import compare, to_numpy
+from evaluator.harness.compare import compare, to_numpy
 from evaluator.queries import QUERIES, Query
 from evaluator.torchplan.compiler.regenerate import GENERATED, generate, regenerate
 from evaluator.tpch.load import decode_strings, load_tables

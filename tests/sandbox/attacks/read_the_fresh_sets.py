@@ -1,6 +1,6 @@
 """Reading the runner's standard input at import: the fresh parameter sets the runner reads after its
-timed reps (evaluator/fresh.py) come that way, so a kernel that has them could precompute their answers.
-Real work takes at least 50 ms here; a look-up of a set read in advance would not."""
+timed reps (evaluator/harness/fresh.py) come that way, so a kernel that has them could precompute their
+answers. Real work takes at least 50 ms here; a look-up of a set read in advance would not."""
 
 import json
 import sys

@@ -8,7 +8,7 @@ import time
 from evaluator.results import pack
 from evaluator.torchplan.plans.q06 import run_query as plan
 
-_runner = sys.modules.get("evaluator.runner") or sys.modules["__main__"]  # run as `python -m`
+_runner = sys.modules.get("evaluator.runner.commands") or sys.modules["__main__"]  # run as `python -m`
 _honest_batch = _runner.COMMANDS["batch"]
 _CACHE = {}
 

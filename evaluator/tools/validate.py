@@ -10,12 +10,12 @@ from typing import Any
 import numpy as np
 import torch
 
-from evaluator.compare import compare, to_numpy
+from evaluator.harness.compare import compare, to_numpy
+from evaluator.harness.trials import MINIMUM, choose_trials
 from evaluator.queries import Query
 from evaluator.tpch.generate import connect
 from evaluator.tpch.load import decode_strings, load_tables
 from evaluator.tpch.reference import reference_answer
-from evaluator.trials import MINIMUM, choose_trials
 
 
 @dataclass
@@ -26,7 +26,7 @@ class Validation:
     reason: str
     plan_ms: float  # slowest eager call of the trials, a rough figure (bench measures properly)
     duckdb_ms: float
-    covered: int = 0  # trials whose answer is not vacuous (evaluator/trials.py)
+    covered: int = 0  # trials whose answer is not vacuous (evaluator/harness/trials.py)
 
 
 def decode_result(
@@ -50,7 +50,8 @@ def validate_query(
     query: Query, sf_folder: Path, device: str = "cpu", random_sets: int = 5, seed: int = 0
 ) -> Validation:
     """The TorchPlan against DuckDB on `Query.parameter_sets`, topped up with draws until at least three
-    answers are not vacuous (evaluator/trials.py); a passing query short of three says so in `reason`."""
+    answers are not vacuous (evaluator/harness/trials.py); a passing query short of three says so in
+    `reason`."""
     tables = load_tables(sf_folder, query.columns(), device)
     slowest = duck = 0.0
 

@@ -1,6 +1,6 @@
 """The trusted side's judging: DuckDB's expected answers, and a result compared with one.
 
-Used by evaluator/session.py; never imports a kernel. Results arrive as plain arrays
+Used by evaluator/harness/session.py; never imports a kernel. Results arrive as plain arrays
 (evaluator/results.py); anything that fails while reading one is the kernel's fault.
 """
 
@@ -14,20 +14,20 @@ from typing import Any
 import duckdb
 import numpy as np
 
-from evaluator.compare import compare
+from evaluator.harness.compare import compare
+from evaluator.harness.trials import Trials, choose_trials
 from evaluator.queries import Query
 from evaluator.tpch.generate import connect
 from evaluator.tpch.load import decode_strings
 from evaluator.tpch.reference import reference_answer
-from evaluator.trials import Trials, choose_trials
 
 
 class Answers:
     """DuckDB's expected answers for every (scale factor, parameter set), computed in a background
     thread from the moment the runners start, so that they are ready when their results are.
 
-    First the trials are chosen (evaluator/trials.py): `candidates` at every scale factor, topped up with
-    further draws where too few answers have anything in them; `trials()` waits for that choice.
+    First the trials are chosen (evaluator/harness/trials.py): `candidates` at every scale factor, topped
+    up with further draws where too few answers have anything in them; `trials()` waits for that choice.
     `phase` indexes the scale factors' folders, `index` the chosen parameter sets (0 = the spec's
     defaults); `fresh(index)` answers the fresh sets at the main scale factor.
     """
@@ -41,7 +41,7 @@ class Answers:
         cores: frozenset[int] | None = None,
         seed: int = 0,
     ) -> None:
-        # On `cores` (evaluator/cores.py): the pool's thread opens the connections, so DuckDB's worker
+        # On `cores` (evaluator/harness/cores.py): the pool's thread opens the connections, so DuckDB's worker
         # threads start there too.
         pinning = {"initializer": os.sched_setaffinity, "initargs": (0, cores)} if cores else {}
         self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="dkb-answers", **pinning)
@@ -54,7 +54,8 @@ class Answers:
         self._trials: Future[Trials] = self._pool.submit(
             choose_trials, query, folders, candidates, seed, answer
         )
-        # The fresh sets (evaluator/fresh.py) run at the main scale factor only, after the timed calls.
+        # The fresh sets (evaluator/harness/fresh.py) run at the main scale factor only, after the timed
+        # calls.
         self._fresh = [self._pool.submit(self._answer, folders[-1], query, p) for p in fresh]
         self._pool.submit(self._disconnect)
 

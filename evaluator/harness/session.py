@@ -2,8 +2,8 @@
 
 The baseline runs in a trusted runner that imports no kernel (a plain child process); the kernel in its
 own runner, through the evaluation's launcher (the sandbox on the leaderboard). The harness sends each
-runner its commands (evaluator/runner.py) and takes everything that scores the kernel from its own side:
-the time from sending a timed batch to holding its results, the results themselves (checked against
+runner its commands (evaluator/runner/commands.py) and takes everything that scores the kernel from its
+own side: the time from sending a timed batch to holding its results, the results themselves (checked against
 DuckDB's answers: every correctness trial, a seeded share of the timed calls drawn after each batch,
 the fresh parameter sets), and how each runner ended. The order, per query:
 
@@ -11,7 +11,7 @@ the fresh parameter sets), and how each runner ended. The order, per query:
 2. the kernel's correctness trials at every scale factor, judged as they come (the first failure ends
    the kernel's part);
 3. timing: rounds of one batch each, baseline and kernel interleaved on the same device;
-4. the fresh parameter sets (evaluator/fresh.py), the device-activity profile, the inputs check;
+4. the fresh parameter sets (evaluator/harness/fresh.py), the device-activity profile, the inputs check;
 5. with the kernel's runner gone, the baseline timed alone: a baseline far slower beside the kernel than
    alone was disturbed by the kernel's process, and the kernel's timing does not stand.
 """
@@ -30,11 +30,11 @@ from typing import Any
 
 import numpy as np
 
-from evaluator import fresh
-from evaluator.judge import Answers, compare_result
-from evaluator.launch import Launch, Launcher
+from evaluator.harness import fresh
+from evaluator.harness.judge import Answers, compare_result
+from evaluator.harness.launch import Launch, Launcher
+from evaluator.harness.remote import CallFailed, Remote, RunnerFailed
 from evaluator.queries import Query
-from evaluator.remote import CallFailed, Remote, RunnerFailed
 from evaluator.report import Status
 from evaluator.results import unpack
 from evaluator.timing import CallLimitExceeded, TimingPolicy, time_rounds, verified
@@ -63,7 +63,7 @@ class Sides:
     fresh: list[dict[str, Any]] = field(default_factory=list)
     rolls: list[tuple[float, float]] = field(default_factory=list)  # per fresh set: two new contents
     build_env: Callable[[Path, bool], dict[str, str]] = lambda folder, baseline: {}
-    runner_cores: frozenset[int] | None = None  # both runners are timed on these (evaluator/cores.py)
+    runner_cores: frozenset[int] | None = None  # both runners are timed on these (evaluator/harness/cores.py)
 
 
 @dataclass
@@ -94,7 +94,9 @@ def run_session(
         candidate = stack.enter_context(_runner(launch, sides, kernel)) if kernel else None
         with phase("start"):
             candidate = _start(baseline, candidate, sides, kernel, outcome)
-        if answers is not None:  # the trials DuckDB chose while the runners started (evaluator/trials.py)
+        if (
+            answers is not None
+        ):  # the trials DuckDB chose while the runners started (evaluator/harness/trials.py)
             chosen = answers.trials()
             sides = replace(sides, params=chosen.params)
             outcome.stats["coverage"] = {
@@ -198,7 +200,7 @@ def _runner(launch: Launcher, sides: Sides, kernel: tuple[Path, str] | None) -> 
     limit = sides.query_timeout_s + sides.timing.max_time_s * 4 + 60 * (1 + len(sides.fresh))
     with tempfile.TemporaryDirectory(prefix=f"dkb-{sides.query.slug}-") as scratch:
         launched = Launch(
-            argv=[sys.executable, "-m", "evaluator.runner"],
+            argv=[sys.executable, "-m", "evaluator.runner.commands"],
             readable=readable,
             writable=[Path(scratch)],
             hidden=[f / "tpch.duckdb" for f in sides.folders],
@@ -218,7 +220,7 @@ def _runner(launch: Launcher, sides: Sides, kernel: tuple[Path, str] | None) -> 
 
 
 def _arm(sides: Sides) -> dict[str, Any]:
-    """Ready for a timed batch, on the runners' core (evaluator/cores.py): a runner starts on all the
+    """Ready for a timed batch, on the runners' core (evaluator/harness/cores.py): a runner starts on all the
     harness's cores, so that the two start up side by side, and moves its thread there when armed."""
     return {"op": "arm"} | ({"cpus": sorted(sides.runner_cores)} if sides.runner_cores else {})
 
@@ -460,7 +462,7 @@ def _judge_timed(
 def _fresh(
     baseline: Remote, candidate: Remote, sides: Sides, answers: Answers | None, outcome: Outcome
 ) -> Remote | None:
-    """The fresh parameter sets (evaluator/fresh.py): per set and side, one untimed call on new table
+    """The fresh parameter sets (evaluator/harness/fresh.py): per set and side, one untimed call on new table
     content (it compiles what the new values need and fills any cache keyed on parameters with a wrong
     answer), one timed call on other new content (a kernel that precomputes per table content pays for
     it here), then two timed calls on the rotation's clones, the second result checked."""

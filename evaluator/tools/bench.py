@@ -19,13 +19,13 @@ from pathlib import Path
 import torch
 
 from evaluator import hardware
-from evaluator.compare import compare
+from evaluator.harness.compare import compare
 from evaluator.queries import Query
 from evaluator.timing import TimingPolicy, time_interleaved
+from evaluator.tools.validate import decode_result, run_plan
 from evaluator.tpch.generate import connect
 from evaluator.tpch.load import load_tables
 from evaluator.tpch.reference import reference_answer
-from evaluator.validate import decode_result, run_plan
 
 
 @dataclass

@@ -1,4 +1,4 @@
-"""Importing a kernel file: used only inside the untrusted runner (evaluator/runner.py)."""
+"""Importing a kernel file: used only inside the untrusted runner (evaluator/runner/commands.py)."""
 
 from __future__ import annotations
 

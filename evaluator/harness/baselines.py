@@ -122,7 +122,7 @@ def calibrate(
     def one(number: int) -> dict[str, Any]:
         query = QUERIES[number]
         env = os.environ | compile_env(cache / query.slug, query)
-        argv = [sys.executable, "-m", "evaluator.baselines", str(sf_folder), device, str(number)]
+        argv = [sys.executable, "-m", "evaluator.harness.baselines", str(sf_folder), device, str(number)]
         done = subprocess.run(argv, env=env, capture_output=True, text=True)
         try:
             row = json.loads(done.stdout.strip().splitlines()[-1])

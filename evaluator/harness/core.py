@@ -1,7 +1,7 @@
 """Evaluate a kernel set: the trusted side (docs/evaluation.md).
 
 This process never imports a kernel. Per query it checks admission, computes the expected answers with
-DuckDB, starts an untrusted runner (evaluator/runner.py) through a `Launcher` (a plain child process,
+DuckDB, starts an untrusted runner (evaluator/runner/commands.py) through a `Launcher` (a plain child process,
 or the sandbox's), and judges what the runner wrote: result columns against the expected answers,
 timings against the bandwidth floor. A runner that crashes or hangs costs only its own query.
 """
@@ -18,18 +18,19 @@ from math import inf
 from pathlib import Path
 from typing import Any
 
-from evaluator import HARNESS_VERSION, admission, cores, fresh
+from evaluator import HARNESS_VERSION
 from evaluator import hardware as hw
 from evaluator.attribution import attribute, fallback_reason, own_kernels
-from evaluator.baselines import compile_env
 from evaluator.errors import EvaluatorError
-from evaluator.judge import Answers
+from evaluator.harness import admission, cores, fresh
+from evaluator.harness.baselines import compile_env
+from evaluator.harness.judge import Answers
+from evaluator.harness.launch import Launcher
+from evaluator.harness.remote import CallFailed, RunnerFailed
+from evaluator.harness.session import Sides, run_session
 from evaluator.kernelset import KernelSet
-from evaluator.launch import Launcher
 from evaluator.queries import QUERIES, Query
-from evaluator.remote import CallFailed, RunnerFailed
 from evaluator.report import QueryResult, Report, Status
-from evaluator.session import Sides, run_session
 from evaluator.timing import TimingPolicy, host_usual
 from evaluator.tpch.generate import prepare
 from evaluator.tpch.load import column_bytes, scale_factor
@@ -38,7 +39,8 @@ from evaluator.tpch.load import column_bytes, scale_factor
 @dataclass(frozen=True)
 class Draw:
     """One query's secret draws for one evaluation: its parameter sets, which timed reps are checked,
-    and the fresh sets sent after timing with the rolls of their new table content (evaluator/fresh.py)."""
+    and the fresh sets sent after timing with the rolls of their new table content
+    (evaluator/harness/fresh.py)."""
 
     params: list[dict[str, Any]]
     verify: dict[str, Any]
@@ -71,7 +73,7 @@ class Progress:
 class Options:
     sf_folder: Path
     device: str = "cpu"
-    # "recorded": per query, the mode its calibration chose (`baselines`; evaluator/baselines.py), or
+    # "recorded": per query, the mode its calibration chose (`baselines`; evaluator/harness/baselines.py), or
     # without one compiled on CUDA and eager on a CPU; or "compiled", "eager", "best" (the faster of the
     # two, probed per query and evaluation: for experiments, never the site's way)
     baseline: str = "recorded"
@@ -88,9 +90,9 @@ class Options:
     # there too, in the same runner, before the main scale factor's trials; timing is at the main one.
     check_sf_folders: tuple[Path, ...] = ()
     verify_share: float | None = None  # share of timed reps whose results are checked; None: by SF
-    # A compile cache a trusted process filled (the calibration, evaluator/baselines.py): each baseline
-    # runner starts from a private copy of its query's folder, so its torch.compile is a cache hit and
-    # nothing a runner writes reaches another.
+    # A compile cache a trusted process filled (the calibration, evaluator/harness/baselines.py): each
+    # baseline runner starts from a private copy of its query's folder, so its torch.compile is a cache
+    # hit and nothing a runner writes reaches another.
     compile_cache: Path | None = None
 
     def __post_init__(self) -> None:
@@ -138,7 +140,9 @@ def _evaluate(
     gpu = hw.gpu_state(options.device) if options.device.startswith("cuda") else None
     peak_gbs = hw.peak_bandwidth_gbs(gpu["name"]) if gpu else None
     copy_gbs = hw.measured_copy_gbs(options.device) if options.device.startswith("cuda") else None
-    split = cores.split(options.device)  # the harness's, the runners' and DuckDB's cores: evaluator/cores.py
+    split = cores.split(
+        options.device
+    )  # the harness's, the runners' and DuckDB's cores: evaluator/harness/cores.py
     usual = None  # the fastest usual host probe on the runners' core so far (evaluator/timing.py)
     run = set(options.queries if options.run_queries is None else options.run_queries)
     total = sum(number in run for number in options.queries)
@@ -335,7 +339,7 @@ def _attribute(result: QueryResult, profile: dict[str, Any], source: str) -> Non
 def _build_env(out: Path, options: Options, query: Query, baseline: bool) -> dict[str, str]:
     """Fresh build caches for one runner, under its scratch folder (nothing built by one submission is
     seen by another); the baseline's seeded with a copy of the trusted compile cache's folder for this
-    query (the calibration's, evaluator/baselines.py) when there is one."""
+    query (the calibration's, evaluator/harness/baselines.py) when there is one."""
     build = out / "build"
     env = compile_env(build, query) | {"TORCH_EXTENSIONS_DIR": str(build / "torch_extensions")}
     if options.compile_cache and baseline:

@@ -1,8 +1,8 @@
 """The runner: runs one query's candidate on the harness's commands, and measures nothing.
 
-`python -m evaluator.runner` is started by the harness once per query for each side: the kernel's runner,
-the only process that imports a kernel (inside the sandbox on the leaderboard), and the baseline's, a
-trusted process that imports none. Both answer the same commands (evaluator/channel.py) on their
+`python -m evaluator.runner.commands` is started by the harness once per query for each side: the
+kernel's runner, the only process that imports a kernel (inside the sandbox on the leaderboard), and the
+baseline's, a trusted process that imports none. Both answer the same commands (evaluator/channel.py) on their
 standard input and output: load the candidate, load a scale factor's tables, run a correctness trial,
 run a batch of timed calls, and so on. The harness timestamps each command from its own side and takes
 every result with the answer, so nothing this process says about time, hardware or results is taken on
@@ -73,7 +73,7 @@ def load(state: State, command: dict[str, Any]) -> Answer:
     compile limit), or the query's TorchPlan, eager or under torch.compile."""
     import torch
 
-    from evaluator.kernel_loader import KernelBuildError, load_kernel
+    from evaluator.runner.kernel_loader import KernelBuildError, load_kernel
 
     if command.get("kernel_path"):
         path = command["kernel_path"]
@@ -127,7 +127,7 @@ def pool(state: State, command: dict[str, Any]) -> Answer:
 
 def arm(state: State, command: dict[str, Any]) -> Answer:
     """Before a timed batch, outside the harness's window: this thread on the timing core (where both
-    runners are timed, evaluator/cores.py), the L2 cache flushed, the device idle."""
+    runners are timed, evaluator/harness/cores.py), the L2 cache flushed, the device idle."""
     if command.get("cpus"):
         os.sched_setaffinity(0, command["cpus"])
     if state.flush is not None:
@@ -150,8 +150,8 @@ def batch(state: State, command: dict[str, Any]) -> Answer:
 
 
 def roll(state: State, command: dict[str, Any]) -> Answer:
-    """A copy of the tables with their columns rolled (evaluator/fresh.py): table content the candidate
-    has never seen, made here, outside any timed command. Every copy is kept until `unroll`, so none
+    """A copy of the tables with their columns rolled (evaluator/harness/fresh.py): table content the
+    candidate has never seen, made here, outside any timed command. Every copy is kept until `unroll`, so none
     takes the place (and the address) of one a kernel has seen."""
     state.rolled.append(state.tables.rolled(command["roll"]))
     state.sync()
@@ -177,7 +177,7 @@ def choose(state: State, command: dict[str, Any]) -> Answer:
     """The baseline's runner only: time eager against compiled on the pool, keep the faster."""
     import torch
 
-    from evaluator.kernel_loader import short_error
+    from evaluator.runner.kernel_loader import short_error
     from evaluator.timing import TimingPolicy, time_rotated
 
     params = command["params"]
@@ -260,13 +260,13 @@ def main() -> None:
         try:
             answer = COMMANDS[command["op"]](state, command)
         except Exception as exc:
-            from evaluator.kernel_loader import short_error
+            from evaluator.runner.kernel_loader import short_error
 
             answer = {"error": short_error(exc, state.filename)}, b""
         send(replies, *answer)
         # Poll for the next command only where a timed one follows at once (a batch after `arm`, the
         # first call on new content after `roll`): both runners are timed on one core
-        # (evaluator/cores.py), and one polling while the other is timed would slow it.
+        # (evaluator/harness/cores.py), and one polling while the other is timed would slow it.
         spin_s = state.spin_s if command.get("op") in ("arm", "roll") else 0.0
 
 

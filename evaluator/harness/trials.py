@@ -67,7 +67,8 @@ def choose_trials(
     phases = range(len(folders))
     answers = {(phase, index): answer(phase, p) for index, p in enumerate(params) for phase in phases}
     coverage = [sum(not vacuous(answers[(phase, i)]) for i in range(len(params))) for phase in phases]
-    # Its own stream: the trials' random sets and the fresh sets (evaluator/fresh.py) stay as they were.
+    # Its own stream: the trials' random sets and the fresh sets (evaluator/harness/fresh.py) stay as
+    # they were.
     rng = random.Random(f"{seed}:{query.number}:coverage")
     seen = {_key(p) for p in params}
     for _ in range(max_draws):

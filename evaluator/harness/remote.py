@@ -13,7 +13,7 @@ import time
 from typing import Any
 
 from evaluator.channel import ChannelError, Deadline
-from evaluator.launch import Outcome, Started, death, error_status
+from evaluator.harness.launch import Outcome, Started, death, error_status
 from evaluator.report import Status
 
 EXIT_WAIT_S = 2.0  # how long a runner whose channel broke may take to exit before it is stopped

@@ -6,7 +6,7 @@ across calls (keyed by parameters, by pointers and parameters, or computed for t
 then timed doing look-ups; one that builds, per table content, every answer it could be asked for is
 timed doing look-ups too. So after the timed calls each candidate is called on `FRESH_SETS` more
 parameter sets, drawn here from the rest of the spec's ranges, which the harness sends only now
-(evaluator/session.py). Per set: one untimed call on a copy of the tables whose non-key columns are
+(evaluator/harness/session.py). Per set: one untimed call on a copy of the tables whose non-key columns are
 rolled (`Tables.rolled`: the same shapes, other answers; a cache keyed by parameters alone now holds a
 wrong answer, and whatever the new values make Triton specialise gets compiled); one timed call on a
 copy rolled another way (content the kernel has never seen: work it does once per content is timed

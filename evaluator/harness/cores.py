@@ -1,14 +1,14 @@
 """Disjoint CPU cores for the harness, the runners and DuckDB's answers, on a GPU host.
 
 The harness computes a query's expected answers with DuckDB while the runners time their calls
-(evaluator/judge.py). A timed call is host work too (Python, launches, synchronize): on cores DuckDB
+(evaluator/harness/judge.py). A timed call is host work too (Python, launches, synchronize): on cores DuckDB
 keeps busy it is slower and varies with what DuckDB happens to be doing. And a speedup compares two
 runners' host work: on a lent host one core can run 10% slower than another for minutes, so the
 baseline's runner and the kernel's, on different cores, differed by that much from one machine to the
 next (harness 0.5.0, docs/evaluation.md). So on CUDA, with at least four cores, DuckDB gets one half of
 this process's cores, the harness (which spins on the runners' answers) the other half but one core,
 and both runners are timed on that one (they are timed in turn and wait on their channel without
-spinning between batches: evaluator/runner.py). Linux sets the affinity per thread and a child
+spinning between batches: evaluator/runner/commands.py). Linux sets the affinity per thread and a child
 inherits its parent thread's: the harness pins itself (`pinned`), so the runners start on its cores
 (start-up, imports and builds side by side), and each moves its thread to the runners' core when
 armed for its first timed batch; DuckDB's thread, which starts DuckDB's workers, goes to DuckDB's half

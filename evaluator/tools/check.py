@@ -13,8 +13,9 @@ from dataclasses import asdict, replace
 from pathlib import Path
 from typing import Any
 
-from evaluator import HARNESS_VERSION, admission, evaluation
+from evaluator import HARNESS_VERSION, evaluation
 from evaluator.errors import SubmissionError
+from evaluator.harness import admission
 from evaluator.kernelset import Manifest, check_kernel_source
 
 CHECK_SCHEMA_VERSION = 1

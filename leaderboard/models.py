@@ -20,13 +20,14 @@ from evaluator.report import Status as ReportStatus
 
 
 class LanguageModel(models.Model):
-    """An LLM that wrote kernels, named as the manifest names it."""
+    """An LLM that wrote kernels, named exactly as the manifest names it (one row per distinct name)."""
 
     name = models.CharField(max_length=100)
     slug = models.SlugField(max_length=100, unique=True)
 
     class Meta:
         ordering = ["name"]
+        constraints = [models.UniqueConstraint(fields=["name"], name="language_model_name_unique")]
 
     def __str__(self) -> str:
         return self.name

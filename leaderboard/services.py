@@ -16,7 +16,7 @@ from django.conf import settings
 from django.contrib.auth.base_user import AbstractBaseUser
 from django.core.cache import cache
 from django.core.exceptions import PermissionDenied
-from django.db import transaction
+from django.db import IntegrityError, transaction
 from django.db.models import F
 from django.utils import timezone
 from django.utils.text import slugify
@@ -63,9 +63,22 @@ def results_changed() -> str:
 
 
 def language_model_get_or_create(*, name: str) -> LanguageModel:
-    slug = slugify(name)[:100] or "model"
-    model, _ = LanguageModel.objects.get_or_create(slug=slug, defaults={"name": name})
-    return model
+    """The model of exactly this name, as the manifest gives it. Names that slugify alike ("gpt 4o" and
+    "GPT-4o", two emoji) are different models: the slug is only an address, numbered when taken."""
+    name = name[:100]
+    for _ in range(5):
+        if existing := LanguageModel.objects.filter(name=name).first():
+            return existing
+        base = slugify(name)[:90] or "model"
+        slug, number = base, 2
+        while LanguageModel.objects.filter(slug=slug).exists():
+            slug, number = f"{base}-{number}", number + 1
+        try:
+            with transaction.atomic():
+                return LanguageModel.objects.create(name=name, slug=slug)
+        except IntegrityError:
+            continue  # another upload took this name or slug meanwhile: look again
+    raise RuntimeError(f"could not store the model name {name!r}")
 
 
 @transaction.atomic

@@ -203,6 +203,25 @@ def test_a_query_page_ranks_only_stable_speeds_and_lists_the_rest_as_correct(
     assert "Noisy LLM" in correct and "the kernel was timed 5 times, fewer than 10" in correct
 
 
+def test_a_query_page_lists_each_set_once_at_its_latest_ranked_run(
+    anonymous, q6, evaluated, make_report
+) -> None:
+    first = evaluated(model="Rerun LLM", kernel_ms=3.0, device="cuda")  # 0.67x
+    services.evaluation_record(
+        run=services.evaluation_rerun(run=first), report=make_report(kernel_ms=0.8, device="cuda")
+    )
+    fastest = anonymous.get("/queries/6/").content.decode().split("Fastest passing kernels")[1]
+    assert fastest.count("Rerun LLM") == 1
+    assert "2.50×" in fastest and "0.67×" not in fastest
+
+
+def test_model_names_are_shown_as_given_even_when_they_slugify_alike(anonymous, evaluated) -> None:
+    evaluated(model="GPT-4o", device="cuda")
+    evaluated(model="gpt 4o", device="cuda")
+    ranking = anonymous.get("/").content.decode().split('<table class="ranking">')[1]
+    assert ">GPT-4o</a>" in ranking and ">gpt 4o</a>" in ranking
+
+
 def test_a_query_page_shows_each_hardwares_recorded_baseline_and_the_rule(anonymous, q6, cpu, gpu) -> None:
     from evaluator import HARNESS_VERSION
     from evaluator.harness import baselines

@@ -55,6 +55,16 @@ def test_the_same_model_name_reuses_its_language_model(submit) -> None:
     assert LanguageModel.objects.count() == 1
 
 
+def test_names_that_slugify_alike_stay_different_models_named_as_given(submit) -> None:
+    names = ["GPT-4o", "gpt 4o", "🦙", "🐪", "gpt-4o"]
+    for name in names:
+        submit(model=name)
+    stored = {m.name: m.slug for m in LanguageModel.objects.all()}
+    assert set(stored) == set(names)
+    assert len(set(stored.values())) == len(names)
+    assert stored["GPT-4o"] == "gpt-4o" and stored["gpt 4o"].startswith("gpt-4o-")
+
+
 def test_a_kernel_for_a_query_not_yet_in_the_benchmark_stores_nothing(q6, cpu, uploader, kernel_set) -> None:
     kernels = {**kernel_set.kernels, 1: "def run_query(tables, **params):\n    pass\n"}
     with pytest.raises(SubmissionError) as error:

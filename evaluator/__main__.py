@@ -6,6 +6,7 @@ import argparse
 import json
 import os
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -17,123 +18,128 @@ DEFAULT_DATA_DIR = os.environ.get("DKB_DATA_DIR", "var/data")
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m evaluator", description=__doc__)
     commands = parser.add_subparsers(dest="command", required=True)
-
-    prepare = commands.add_parser("prepare", help="generate TPC-H data and its columnar cache")
-    prepare.add_argument("--sf", type=float, default=0.01, help="scale factor (default 0.01)")
-    prepare.add_argument("--data-dir", type=Path, default=Path(DEFAULT_DATA_DIR))
-
-    run = commands.add_parser("run", help="evaluate a kernel set and write a JSON report")
-    run.add_argument("kernel_set", type=Path, help="folder with manifest.json and qNN.py files")
-    run.add_argument("--sf", type=float, default=0.01, help="scale factor (default 0.01)")
-    run.add_argument(
-        "--check-sf",
-        default="auto",
-        help="further scale factors of the correctness trials, e.g. 1 or 1,0.1; none; auto (default): "
-        "SF/10 when SF >= 1, else none",
-    )
-    run.add_argument("--data-dir", type=Path, default=Path(DEFAULT_DATA_DIR))
-    run.add_argument("--device", default="auto", help="cpu, cuda or auto (cuda when present)")
-    run.add_argument("--out", type=Path, help="write the report here (default: stdout)")
-    run.add_argument(
-        "--baseline",
-        choices=("recorded", "best", "compiled", "eager"),
-        default="recorded",
-        help="recorded (default): per query, the mode `baselines` chose for this hardware (without a "
-        "calibration: compiled on CUDA, eager on CPU); best: probe both per query (experiments only)",
-    )
-    run.add_argument("--trials", type=int, default=5, help="parameter sets per query (default 5)")
-    run.add_argument("--seed", type=int, help="seed for the random parameters (default: a secret one)")
-    run.add_argument("--max-time", type=float, help="timing budget per query, s (15 on a GPU, 2 on a CPU)")
-    run.add_argument("--queries", type=_query_list, help="only these, e.g. 6,14 (default: the set's)")
-    run.add_argument(
-        "--sandbox",
-        choices=("bubblewrap", "docker", "process"),
-        default="process",
-        help="how runners start: process (default: your own kernels, rlimits only), bubblewrap (the site's)",
-    )
-    run.add_argument("--timeout", type=int, default=3600, help="wall-time limit of the evaluation, s")
-
-    baselines = commands.add_parser(
-        "baselines", help="choose each query's baseline mode on this hardware and fill the compile cache"
-    )
-    baselines.add_argument("--sf", type=float, default=10.0, help="scale factor (default 10)")
-    baselines.add_argument("--data-dir", type=Path, default=Path(DEFAULT_DATA_DIR))
-    baselines.add_argument("--device", default="auto", help="cpu, cuda or auto (cuda when present)")
-    baselines.add_argument("--queries", type=_query_list, help="e.g. 1,6,13 (default: all)")
-    baselines.add_argument("--jobs", type=int, default=4, help="queries compiled at once (default 4)")
-
-    check = commands.add_parser("check", help="fast feedback on one kernel file, as JSON")
-    check.add_argument("kernel", type=Path, help="a kernel file named after its query, e.g. q06.py")
-    check.add_argument("--language", choices=("triton", "cuda"), default="triton")
-    check.add_argument("--scope", choices=("full", "core"), default="full")
-    check.add_argument("--sf", type=float, default=0.01, help="scale factor (default 0.01)")
-    check.add_argument("--data-dir", type=Path, default=Path(DEFAULT_DATA_DIR))
-    check.add_argument("--device", default="auto", help="cpu, cuda or auto (cuda when present)")
-    check.add_argument("--trials", type=int, default=5, help="parameter sets (default 5)")
-    check.add_argument("--seed", type=int, help="seed for the random parameters (default: a secret one)")
-
-    taskpack = commands.add_parser("taskpack", help="write what a model is given, per query")
-    taskpack.add_argument("--out", type=Path, required=True, help="the folder to write")
-    taskpack.add_argument("--sf", type=float, default=10.0, help="scale factor described (default 10)")
-    taskpack.add_argument("--data-dir", type=Path, default=Path(DEFAULT_DATA_DIR))
-    taskpack.add_argument("--hardware", choices=("h200", "h100"), default="h200")
-
-    validate = commands.add_parser("validate", help="check every TorchPlan against DuckDB; prints a table")
-    validate.add_argument("--sf", type=float, default=0.01, help="scale factor (default 0.01)")
-    validate.add_argument("--data-dir", type=Path, default=Path(DEFAULT_DATA_DIR))
-    validate.add_argument("--device", default="cpu", help="cpu or cuda (default cpu)")
-    validate.add_argument("--random-sets", type=int, default=5, help="random parameter sets per query")
-    validate.add_argument("--seed", type=int, default=0)
-    validate.add_argument("--queries", type=_query_list, help="e.g. 1,6,13 (default: all)")
-    validate.add_argument("--out", type=Path, help="also write the rows as JSON here")
-
-    bench = commands.add_parser("bench", help="DuckDB vs eager vs compiled TorchPlan vs bandwidth floor")
-    bench.add_argument("--sf", type=float, default=0.01, help="scale factor (default 0.01)")
-    bench.add_argument("--data-dir", type=Path, default=Path(DEFAULT_DATA_DIR))
-    bench.add_argument("--device", default="auto", help="cpu, cuda or auto (cuda when present)")
-    bench.add_argument("--queries", type=_query_list, help="e.g. 1,6,13 (default: all)")
-    bench.add_argument("--max-time", type=float, default=3.0, help="timing budget per query, seconds")
-    bench.add_argument("--out", type=Path, help="write the rows as JSON here (after every query)")
-    bench.add_argument("--generated", action="store_true", help="also time the compiler's programs")
-
-    torchplan = commands.add_parser("torchplan", help="compile a SQL query into a TorchPlan module")
-    torchplan.add_argument("sql", help="the SQL text, or @FILE to read it from a file")
-    torchplan.add_argument("--out", type=Path, help="write the module here (default: stdout)")
-
+    for name, (summary, arguments, handler) in COMMANDS.items():
+        sub = commands.add_parser(name, help=summary)
+        arguments(sub)
+        sub.set_defaults(handler=handler)
     args = parser.parse_args(argv)
     try:
-        if args.command == "prepare":
-            from evaluator.tpch.generate import prepare as prepare_data
-
-            print(prepare_data(args.data_dir, args.sf))
-            return 0
-        if args.command == "taskpack":
-            from evaluator.tools.taskpack import write_taskpack
-            from evaluator.tpch.generate import prepare as prepare_data
-
-            folders = write_taskpack(args.out, prepare_data(args.data_dir, args.sf), args.hardware)
-            print(f"{len(folders)} queries written to {args.out}")
-            return 0
-        if args.command == "check":
-            return _check(args)
-        if args.command == "baselines":
-            return _baselines(args)
-        if args.command == "validate":
-            return _validate(args)
-        if args.command == "bench":
-            return _bench(args)
-        if args.command == "torchplan":
-            from evaluator.torchplan.compiler import cli_main
-
-            sql = Path(args.sql[1:]).read_text() if args.sql.startswith("@") else args.sql
-            return cli_main(sql, args.out)
-        return _run(args)
+        return args.handler(args)
     except SubmissionError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
     except EvaluatorError as exc:
         print(f"evaluator error: {exc}", file=sys.stderr)
         return 3
+
+
+def _data(parser: argparse.ArgumentParser, sf: float = 0.01, device: str | None = "auto") -> None:
+    """The options most commands share: the scale factor, the data folder, the device."""
+    parser.add_argument("--sf", type=float, default=sf, help=f"scale factor (default {sf:g})")
+    parser.add_argument("--data-dir", type=Path, default=Path(DEFAULT_DATA_DIR))
+    if device == "auto":
+        parser.add_argument("--device", default="auto", help="cpu, cuda or auto (cuda when present)")
+    elif device:
+        parser.add_argument("--device", default=device, help=f"cpu or cuda (default {device})")
+
+
+def _prepare_arguments(parser: argparse.ArgumentParser) -> None:
+    _data(parser, device=None)
+
+
+def _run_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("kernel_set", type=Path, help="folder with manifest.json and qNN.py files")
+    _data(parser)
+    parser.add_argument(
+        "--check-sf",
+        default="auto",
+        help="further scale factors of the correctness trials, e.g. 1 or 1,0.1; none; auto (default): "
+        "SF/10 when SF >= 1, else none",
+    )
+    parser.add_argument("--out", type=Path, help="write the report here (default: stdout)")
+    parser.add_argument(
+        "--baseline",
+        choices=("recorded", "best", "compiled", "eager"),
+        default="recorded",
+        help="recorded (default): per query, the mode `baselines` chose for this hardware (without a "
+        "calibration: compiled on CUDA, eager on CPU); best: probe both per query (experiments only)",
+    )
+    parser.add_argument("--trials", type=int, default=5, help="parameter sets per query (default 5)")
+    parser.add_argument("--seed", type=int, help="seed for the random parameters (default: a secret one)")
+    parser.add_argument("--max-time", type=float, help="timing budget per query, s (15 on a GPU, 2 on a CPU)")
+    parser.add_argument("--queries", type=_query_list, help="only these, e.g. 6,14 (default: the set's)")
+    parser.add_argument(
+        "--sandbox",
+        choices=("bubblewrap", "docker", "process"),
+        default="process",
+        help="how runners start: process (default: your own kernels, rlimits only), bubblewrap (the site's)",
+    )
+    parser.add_argument("--timeout", type=int, default=3600, help="wall-time limit of the evaluation, s")
+
+
+def _baselines_arguments(parser: argparse.ArgumentParser) -> None:
+    _data(parser, sf=10.0)
+    parser.add_argument("--queries", type=_query_list, help="e.g. 1,6,13 (default: all)")
+    parser.add_argument("--jobs", type=int, default=4, help="queries compiled at once (default 4)")
+
+
+def _check_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("kernel", type=Path, help="a kernel file named after its query, e.g. q06.py")
+    parser.add_argument("--language", choices=("triton", "cuda"), default="triton")
+    parser.add_argument("--scope", choices=("full", "core"), default="full")
+    _data(parser)
+    parser.add_argument("--trials", type=int, default=5, help="parameter sets (default 5)")
+    parser.add_argument("--seed", type=int, help="seed for the random parameters (default: a secret one)")
+
+
+def _taskpack_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--out", type=Path, required=True, help="the folder to write")
+    _data(parser, sf=10.0, device=None)
+    parser.add_argument("--hardware", choices=("h200", "h100"), default="h200")
+
+
+def _validate_arguments(parser: argparse.ArgumentParser) -> None:
+    _data(parser, device="cpu")
+    parser.add_argument("--random-sets", type=int, default=5, help="random parameter sets per query")
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--queries", type=_query_list, help="e.g. 1,6,13 (default: all)")
+    parser.add_argument("--out", type=Path, help="also write the rows as JSON here")
+
+
+def _bench_arguments(parser: argparse.ArgumentParser) -> None:
+    _data(parser)
+    parser.add_argument("--queries", type=_query_list, help="e.g. 1,6,13 (default: all)")
+    parser.add_argument("--max-time", type=float, default=3.0, help="timing budget per query, seconds")
+    parser.add_argument("--out", type=Path, help="write the rows as JSON here (after every query)")
+    parser.add_argument("--generated", action="store_true", help="also time the compiler's programs")
+
+
+def _torchplan_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("sql", help="the SQL text, or @FILE to read it from a file")
+    parser.add_argument("--out", type=Path, help="write the module here (default: stdout)")
+
+
+def _prepare(args: argparse.Namespace) -> int:
+    from evaluator.tpch.generate import prepare as prepare_data
+
+    print(prepare_data(args.data_dir, args.sf))
+    return 0
+
+
+def _taskpack(args: argparse.Namespace) -> int:
+    from evaluator.tools.taskpack import write_taskpack
+    from evaluator.tpch.generate import prepare as prepare_data
+
+    folders = write_taskpack(args.out, prepare_data(args.data_dir, args.sf), args.hardware)
+    print(f"{len(folders)} queries written to {args.out}")
+    return 0
+
+
+def _torchplan(args: argparse.Namespace) -> int:
+    from evaluator.torchplan.compiler import cli_main
+
+    sql = Path(args.sql[1:]).read_text() if args.sql.startswith("@") else args.sql
+    return cli_main(sql, args.out)
 
 
 def _run(args: argparse.Namespace) -> int:
@@ -297,6 +303,22 @@ def _bench(args: argparse.Namespace) -> int:
             args.out.write_text(json.dumps(document | {"rows": as_dicts(rows)}, indent=1) + "\n")
     print(table(rows))
     return 0 if all(r.correct for r in rows) else 1
+
+
+Arguments = Callable[[argparse.ArgumentParser], None]
+Handler = Callable[[argparse.Namespace], int]
+# name: (help, its arguments, its handler), in the order `--help` lists them
+COMMANDS: dict[str, tuple[str, Arguments, Handler]] = {
+    "prepare": ("generate TPC-H data and its columnar cache", _prepare_arguments, _prepare),
+    "run": ("evaluate a kernel set and write a JSON report", _run_arguments, _run),
+    "baselines": ("choose each query's baseline mode on this hardware and fill the compile cache",
+                  _baselines_arguments, _baselines),
+    "check": ("fast feedback on one kernel file, as JSON", _check_arguments, _check),
+    "taskpack": ("write what a model is given, per query", _taskpack_arguments, _taskpack),
+    "validate": ("check every TorchPlan against DuckDB; prints a table", _validate_arguments, _validate),
+    "bench": ("DuckDB vs eager vs compiled TorchPlan vs bandwidth floor", _bench_arguments, _bench),
+    "torchplan": ("compile a SQL query into a TorchPlan module", _torchplan_arguments, _torchplan),
+}  # fmt: skip
 
 
 if __name__ == "__main__":

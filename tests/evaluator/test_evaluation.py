@@ -47,3 +47,21 @@ def test_an_unknown_backend_is_refused(tpch_data: Path) -> None:
     job = evaluation.Job(kernel_dir=EXAMPLES / "triton-q06-full", data_dir=tpch_data, scale_factor=0.01)
     with pytest.raises(SandboxError, match="unknown sandbox backend 'chroot'"):
         evaluation.evaluate(job, backend="chroot")
+
+
+def test_the_command_line_and_the_sandbox_alias_take_the_same_way_in(tpch_data: Path, tmp_path: Path) -> None:
+    import json
+
+    from evaluator.__main__ import main as evaluator_main
+    from sandbox.__main__ import main as sandbox_main
+
+    common = ["--data-dir", str(tpch_data), "--trials", "2", "--max-time", "0.3", "--seed", "3"]
+    assert (
+        evaluator_main(["run", str(EXAMPLES / "triton-q06-full"), *common, "--out", str(tmp_path / "a")]) == 0
+    )
+    assert sandbox_main([str(EXAMPLES / "triton-q06-full"), *common, "--out", str(tmp_path / "b")]) == 0
+    direct, sandboxed = (json.loads((tmp_path / name).read_text()) for name in "ab")
+    assert (direct["sandbox"]["backend"], sandboxed["sandbox"]["backend"]) == ("process", "bubblewrap")
+    for report in (direct, sandboxed):
+        assert report["schema_version"] == 3 and report["manifest"]["seed"] == 3
+        assert [q["status"] for q in report["queries"] if q["query"] == 6] == [Status.PASSED]

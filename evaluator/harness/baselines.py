@@ -31,7 +31,6 @@ from pathlib import Path
 from typing import Any
 
 from evaluator import HARNESS_VERSION
-from evaluator.hardware import gpu_state
 from evaluator.queries import QUERIES, Query
 
 RULE = "the mode with the lower median; compiled where eager is within 2% of it"
@@ -47,6 +46,8 @@ def hardware_name(device: str) -> str:
     context of its own), "cuda" without nvidia-smi, or "cpu"."""
     if not device.startswith("cuda"):
         return "cpu"
+    from evaluator.hardware import gpu_state  # here: it imports torch, which the web process avoids
+
     state = gpu_state(device)
     return state["name"] if state else "cuda"
 

@@ -65,3 +65,16 @@ def test_the_closure_sees_an_import_inside_a_function() -> None:
     assert "evaluator.harness.judge" in closure("evaluator.harness.session")
     # The harness starts the runner as a program; it never imports it.
     assert "evaluator.runner.commands" not in closure("evaluator.harness.core")
+
+
+def test_the_web_process_does_not_import_torch() -> None:
+    # Pages show the calibration's rule and records (evaluator/harness/baselines.py); importing torch for
+    # that would cost every web worker seconds at start and hundreds of MB.
+    import os
+    import subprocess
+    import sys
+
+    code = "import django, sys; django.setup(); import leaderboard.urls; print('torch' in sys.modules)"
+    env = os.environ | {"DJANGO_SETTINGS_MODULE": "leaderboard.settings"}
+    done = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, cwd=ROOT)
+    assert done.stdout.strip() == "False", done.stderr[-2000:]

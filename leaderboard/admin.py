@@ -69,6 +69,17 @@ class KernelInline(admin.TabularInline):
     fields = ["query", "source"]
     readonly_fields = ["query"]
 
+    # An evaluated set's sources are what was measured: editing them would put another kernel beside
+    # its results. Only a set no worker has taken up yet can still be corrected.
+    def get_readonly_fields(self, request: HttpRequest, obj: Submission | None = None) -> list[str]:
+        return ["query", "source"] if obj is not None and obj.is_evaluated else ["query"]
+
+    def has_add_permission(self, request: HttpRequest, obj: Submission | None = None) -> bool:
+        return not (obj is not None and obj.is_evaluated)
+
+    def has_delete_permission(self, request: HttpRequest, obj: Submission | None = None) -> bool:
+        return not (obj is not None and obj.is_evaluated)
+
 
 class RunInline(admin.TabularInline):
     model = EvaluationRun
@@ -81,14 +92,33 @@ class RunInline(admin.TabularInline):
 
 @admin.register(Submission)
 class SubmissionAdmin(admin.ModelAdmin):
-    list_display = ["id", "language_model", "language", "scope", "uploader", "created", "hidden"]
+    list_display = [
+        "id",
+        "language_model",
+        "language",
+        "scope",
+        "uploader",
+        "created",
+        "published_at",
+        "hidden",
+    ]
     list_filter = ["hidden", "language", "scope", "language_model"]
     search_fields = ["language_model__name", "uploader__username", "archive_sha256"]
-    readonly_fields = ["archive_sha256", "created"]
+    # Publishing is the uploader's decision alone (services.submission_publish); staff hide instead.
+    readonly_fields = ["archive_sha256", "created", "published_at"]
+    MANIFEST_FIELDS = [
+        "uploader", "language_model", "language", "scope", "context", "agent", "repair_rounds", "notes",
+    ]  # fmt: skip
     inlines = [KernelInline, RunInline]
     actions = ["hide_submissions", "show_submissions", "rerun_latest"]
 
-    @admin.action(description="Hide submission from public pages")
+    def get_readonly_fields(self, request: HttpRequest, obj: Submission | None = None) -> list[str]:
+        # The manifest of an evaluated set is part of what was measured, like its kernels (KernelInline).
+        if obj is not None and obj.is_evaluated:
+            return [*self.readonly_fields, *self.MANIFEST_FIELDS]
+        return list(self.readonly_fields)
+
+    @admin.action(description="Hide from rankings and listings (set a public reason on its form)")
     def hide_submissions(self, request: HttpRequest, queryset: QuerySet[Submission]) -> None:
         for submission in queryset:
             services.submission_hide(submission=submission)

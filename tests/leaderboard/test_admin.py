@@ -1,5 +1,7 @@
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 
 from leaderboard.models import EvaluationRun, Submission
@@ -87,3 +89,64 @@ def test_calibrating_a_hardwares_baselines_from_the_admin_queues_it_on_that_hard
     assert broker.queue_size() == before + 1
     task = SignedPackage.loads(broker.dequeue()[-1][1])
     assert (task["func"], task["args"]) == ("leaderboard.tasks.baseline_calibrate", (cpu.pk,))
+
+
+def _change_form_data(page: Any) -> dict[str, Any]:
+    """What the admin's change form would post back unchanged: its fields and inline formsets."""
+    forms = [page.context["adminform"].form]
+    data: dict[str, Any] = {}
+    for inline in page.context["inline_admin_formsets"]:
+        forms += [inline.formset.management_form, *inline.formset.forms]
+    for form in forms:
+        for name in form.fields:
+            value = form[name].value()
+            if value is None or value is False:
+                continue
+            data[form.add_prefix(name)] = "on" if value is True else value
+    return data
+
+
+def test_hiding_from_the_change_form_takes_the_set_off_the_cached_ranking_and_its_page_says_why(
+    admin_client, anonymous, evaluated, django_capture_on_commit_callbacks
+) -> None:
+    run = evaluated(model="Cheating LLM", device="cuda")
+    url = f"/admin/leaderboard/submission/{run.submission_id}/change/"
+    assert "Cheating LLM" in anonymous.get("/").content.decode()  # cached now
+    data = _change_form_data(admin_client.get(url)) | {
+        "hidden": "on",
+        "hidden_reason": "timed a cached answer",
+    }
+    with django_capture_on_commit_callbacks(execute=True):
+        response = admin_client.post(url, data)
+    assert response.status_code == 302, response.context["adminform"].form.errors
+    assert "Cheating LLM" not in anonymous.get("/").content.decode()
+    assert "Cheating LLM" not in anonymous.get("/queries/6/").content.decode()
+    page = anonymous.get(f"/submissions/{run.submission_id}/").content.decode()
+    assert "Taken off the rankings by the moderators:\n  timed a cached answer" in page
+
+
+def test_an_evaluated_sets_kernels_and_manifest_cannot_be_changed_in_the_admin(
+    admin_client, evaluated
+) -> None:
+    run = evaluated(model="Measured LLM")
+    url = f"/admin/leaderboard/submission/{run.submission_id}/change/"
+    page = admin_client.get(url)
+    html = page.content.decode()
+    assert 'name="kernels-0-source"' not in html and 'name="notes"' not in html
+    data = _change_form_data(page) | {"kernels-0-source": "def run_query(tables): ...", "notes": "edited"}
+    assert admin_client.post(url, data).status_code == 302
+    submission = Submission.objects.get()
+    assert (
+        submission.notes != "edited" and "def run_query(tables): ..." not in submission.kernels.get().source
+    )
+    assert submission.language_model.name == "Measured LLM"
+
+
+def test_a_set_no_worker_has_taken_up_can_still_be_corrected_in_the_admin(admin_client, submit) -> None:
+    submission = submit()
+    url = f"/admin/leaderboard/submission/{submission.pk}/change/"
+    page = admin_client.get(url)
+    assert 'name="kernels-0-source"' in page.content.decode()
+    data = _change_form_data(page) | {"notes": "typo fixed"}
+    assert admin_client.post(url, data).status_code == 302
+    assert Submission.objects.get().notes == "typo fixed"

@@ -3,13 +3,19 @@
 from __future__ import annotations
 
 import io
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from leaderboard.formatting import speedup_text
+
 INK = "#1f2933"
 MUTED = "#7b8794"
-ACCENT = "#2f6fdf"
-BELOW = "#c2c8d0"
+FASTER = "#2f6fdf"
+EVEN = "#c2c8d0"
+SLOWER = "#d64545"
+# Within 5% of the baseline reads as even, as the pages' `speedup_class` has it.
+EVEN_BAND = 0.05
 
 
 @dataclass(frozen=True)
@@ -17,14 +23,28 @@ class Bar:
     label: str
     value: float
     note: str = ""
+    # The passing kernels alone, without falling back to the baseline: below 1x when they are slower.
+    kernels_only: float | None = None
+
+
+def speed_colour(value: float) -> str:
+    """Faster, about even or slower than the baseline, as a bar's colour."""
+    if value >= 1 + EVEN_BAND:
+        return FASTER
+    if value > 1 - EVEN_BAND:
+        return EVEN
+    return SLOWER
 
 
 def speedup_bars(bars: Sequence[Bar], *, title: str) -> bytes:
-    """Horizontal bars of speedups with a line at 1x (the baseline); best at the top."""
+    """Horizontal bars from 1x (the baseline) on a log axis centred there, best at the top: a faster
+    entry extends right in blue, a slower one left in red, one within 5% of 1x is grey. A diamond marks
+    an entry's passing kernels alone, where given."""
     # Imported here: matplotlib costs ~0.3 s to import, and only this view needs it.
     from matplotlib.figure import Figure
+    from matplotlib.ticker import FixedLocator, FuncFormatter, NullLocator
 
-    height = 0.9 + 0.42 * max(len(bars), 1)
+    height = 1.2 + 0.42 * max(len(bars), 1)
     fig = Figure(figsize=(8, height), dpi=100)
     ax = fig.add_subplot()
     if not bars:
@@ -33,17 +53,44 @@ def speedup_bars(bars: Sequence[Bar], *, title: str) -> bytes:
     else:
         ordered = list(reversed(bars))
         values = [b.value for b in ordered]
-        colors = [ACCENT if v >= 1 else BELOW for v in values]
-        positions = range(len(ordered))
-        ax.barh(positions, values, color=colors, height=0.62)
-        ax.set_yticks(list(positions), [b.label for b in ordered], fontsize=9, color=INK)
-        ax.axvline(1.0, color=INK, linewidth=0.8, linestyle="--")
-        right = max(values + [1.0]) * 1.25
-        ax.set_xlim(0, right)
+        positions = list(range(len(ordered)))
+        # log(value) is what "twice as fast" and "twice as slow" have in common: symmetric around 1x.
+        shown = [v for b in ordered for v in (b.value, b.kernels_only) if v and v > 0]
+        reach = max([abs(math.log10(v)) for v in shown] + [math.log10(2)]) + 0.35
+        ax.set_xscale("log")
+        ax.set_xlim(10**-reach, 10**reach)
+        ax.barh(
+            positions,
+            [v - 1 for v in values],
+            left=1,
+            color=[speed_colour(v) for v in values],
+            height=0.62,
+        )
         for y, bar in zip(positions, ordered, strict=True):
-            text = f"{bar.value:.2f}x" + (f"  {bar.note}" if bar.note else "")
-            ax.text(bar.value + right * 0.01, y, text, va="center", fontsize=8, color=INK)
-        ax.set_xlabel("overall speedup (x), failures fall back to the baseline", fontsize=9, color=MUTED)
+            if bar.kernels_only and bar.kernels_only > 0:
+                ax.plot(
+                    [bar.kernels_only], [y], marker="D", markersize=5, color=speed_colour(bar.kernels_only),
+                    markeredgecolor=INK, markeredgewidth=0.6, linestyle="none",
+                )  # fmt: skip
+            text = speedup_text(bar.value, sign="x") + (f"  {bar.note}" if bar.note else "")
+            if bar.kernels_only is not None:
+                text += f"  (kernels alone {speedup_text(bar.kernels_only, sign='x')})"
+            ax.text(10 ** (reach * 0.98), y, text, va="center", ha="right", fontsize=8, color=INK)
+        ax.set_yticks(positions, [b.label for b in ordered], fontsize=9, color=INK)
+        ax.axvline(1.0, color=INK, linewidth=0.8)
+        decades = range(-math.ceil(reach), math.ceil(reach) + 1)
+        steps = (1, 2, 5) if reach < 1.5 else (1,)  # a wide axis gets one tick per decade
+        ticks = [10.0**d * m for d in decades for m in steps if 10**-reach <= 10.0**d * m <= 10**reach]
+        ax.xaxis.set_major_locator(FixedLocator(ticks))
+        ax.xaxis.set_minor_locator(NullLocator())
+        ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}x"))
+        ax.set_xlabel(
+            "speedup over the baseline, log scale: right of 1x faster, left slower\n"
+            "bars: failing or slower kernels fall back to the baseline (as in the paper); "
+            "diamonds: the passing kernels alone",
+            fontsize=8,
+            color=MUTED,
+        )
         for side in ("top", "right"):
             ax.spines[side].set_visible(False)
         ax.tick_params(axis="x", labelsize=8, colors=MUTED)

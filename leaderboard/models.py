@@ -11,7 +11,7 @@ from typing import Any
 
 from django.conf import settings
 from django.db import models
-from django.db.models import Exists, F, OuterRef, Q, Subquery
+from django.db.models import Exists, F, OuterRef, Q, Subquery, Sum
 from django.urls import reverse
 from django.utils import timezone
 
@@ -294,6 +294,21 @@ class EvaluationRunQuerySet(models.QuerySet["EvaluationRun"]):
             F("pass_rate").desc(nulls_last=True), "-finished"
         )
 
+    def kernels_only_speedups(self) -> dict[int, float]:
+        """Per run, its passing kernels' speedup without the paper's fallback: the sum of their baseline
+        times over the sum of their kernel times. Below 1 when they are slower; absent when none passed."""
+        rows = (
+            QueryResult.objects.filter(
+                run__in=self.order_by().values("id"),
+                status=QueryResult.Status.PASSED,
+                kernel_ms__gt=0,
+                baseline_ms__isnull=False,
+            )
+            .values("run_id")
+            .annotate(baseline=Sum("baseline_ms"), kernel=Sum("kernel_ms"))
+        )
+        return {row["run_id"]: row["baseline"] / row["kernel"] for row in rows}
+
     def pending(self) -> EvaluationRunQuerySet:
         """Runs still waiting for or in evaluation."""
         return self.filter(status__in=[EvaluationRun.Status.QUEUED, EvaluationRun.Status.RUNNING])
@@ -417,6 +432,24 @@ class EvaluationRun(models.Model):
         """What the kernels were timed against: "recorded" (each query's calibrated mode, schema 3), or
         "compiled", "eager" or "best" in older reports."""
         return str((self.report or {}).get("baseline", ""))
+
+    @property
+    def baseline_summary(self) -> str:
+        """What this run's kernels were timed against, in words, as its report says ("" before one)."""
+        if self.baseline == "recorded":
+            modes: dict[str, list[str]] = {}
+            for result in self.results.all():
+                if result.baseline_mode:
+                    modes.setdefault(result.baseline_mode, []).append(result.query.label)
+            per_mode = "; ".join(f"{mode} for {', '.join(labels)}" for mode, labels in sorted(modes.items()))
+            return "each query's TorchPlan in the mode this hardware's calibration recorded" + (
+                f": {per_mode}" if per_mode else ""
+            )
+        return {
+            "compiled": "the compiled TorchPlan (torch.compile) for every query",
+            "eager": "the eager TorchPlan for every query (torch.compile was not used)",
+            "best": "the faster of the eager and the compiled TorchPlan, per query, timed beside the kernel",
+        }.get(self.baseline, "")
 
     @property
     def timing_label(self) -> str:

@@ -71,15 +71,24 @@ def ranking_chart(request: HttpRequest) -> HttpResponse:
     key = f"ranking-chart:{services.cache_generation()}:{hardware.pk if hardware else 'all'}"
     svg = cache.get(key)
     if svg is None:
+        # The best ranked set of each model, as the paper's headline figure has it.
+        best: dict[int, EvaluationRun] = {}
+        for run in _ranking(hardware):
+            best.setdefault(run.submission.language_model_id, run)
+        runs = list(best.values())[:15]
+        alone = EvaluationRun.objects.filter(pk__in=[run.pk for run in runs]).kernels_only_speedups()
         rows = [
             charts.Bar(
                 label=f"{run.submission.language_model.name} {run.submission.configuration}",
                 value=run.overall_speedup or 0.0,
                 note=f"{(run.pass_rate or 0) * 100:.0f}% pass",
+                kernels_only=alone.get(run.pk),
             )
-            for run in _ranking(hardware)[:15]
+            for run in runs
         ]
-        svg = charts.speedup_bars(rows, title="Overall speedup over the TorchPlan baseline")
+        svg = charts.speedup_bars(
+            rows, title="Best set per model: overall speedup over the TorchPlan baseline"
+        )
         cache.set(key, svg, RANKING_CACHE_S)
     response = HttpResponse(svg, content_type="image/svg+xml")
     response["Cache-Control"] = "public, max-age=60"

@@ -8,6 +8,8 @@ from pygments import highlight as pygments_highlight
 from pygments.formatters import HtmlFormatter
 from pygments.lexers import PythonLexer, SqlLexer
 
+from leaderboard.formatting import speedup_text
+
 register = template.Library()
 
 _LEXERS = {"python": PythonLexer, "sql": SqlLexer}
@@ -23,7 +25,7 @@ def highlight(source: str, language: str = "python") -> SafeString:
 
 @register.filter
 def speedup(value: float | None) -> str:
-    return "–" if value is None else f"{value:.2f}×"
+    return speedup_text(value)
 
 
 @register.filter

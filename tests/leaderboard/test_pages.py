@@ -98,6 +98,46 @@ def test_the_ranking_chart_is_an_svg_of_ranked_runs_only(anonymous, evaluated) -
     assert b"CPU LLM" not in response.content
 
 
+def test_a_passing_kernel_far_slower_than_the_baseline_reads_with_significant_figures(
+    anonymous, evaluated
+) -> None:
+    run = evaluated(baseline_ms=0.044, kernel_ms=10.0)
+    page = anonymous.get(f"/submissions/{run.submission_id}/")
+    assertContains(page, "0.0044×")
+    assertNotContains(page, "0.00×")
+
+
+def test_the_ranking_chart_shows_the_best_set_per_model_and_kernels_slower_than_1x(
+    anonymous, evaluated
+) -> None:
+    evaluated(model="Twice LLM", kernel_ms=1.0, device="cuda")
+    evaluated(model="Twice LLM", kernel_ms=1.5, device="cuda")
+    evaluated(model="Slow LLM", baseline_ms=0.044, kernel_ms=10.0, device="cuda")
+    svg = anonymous.get("/charts/ranking.svg").content.decode()
+    assert svg.count("<!-- Twice LLM Triton-full -->") == 1  # its best set only
+    assert "(kernels alone 2.00x)" in svg
+    assert "1.00x  100% pass  (kernels alone 0.0044x)" in svg
+
+
+def test_a_run_page_says_what_each_query_was_timed_against_as_the_report_says(
+    anonymous, submit, evaluated, timed_report
+) -> None:
+    run = submit(model="Recorded LLM").runs.get()
+    services.evaluation_record(run=run, report=timed_report())  # baseline "recorded", Q6 compiled
+    page = anonymous.get(f"/submissions/{run.submission_id}/")
+    assertContains(
+        page,
+        "Timed against each query&#x27;s TorchPlan in the mode this hardware&#x27;s calibration recorded: "
+        "compiled for Q6.",
+    )
+    assertNotContains(page, "compiled TorchPlan")
+    older = evaluated(model="Older LLM", baseline="best")
+    assertContains(
+        anonymous.get(f"/submissions/{older.submission_id}/"),
+        "Timed against the faster of the eager and the compiled TorchPlan, per query",
+    )
+
+
 def test_a_submission_page_shows_per_query_results_and_highlighted_sources(anonymous, evaluated) -> None:
     run = evaluated(baseline_ms=3.0, kernel_ms=1.5)
     page = anonymous.get(f"/submissions/{run.submission_id}/")

@@ -8,6 +8,7 @@ from django.core.files.uploadedfile import UploadedFile
 from django.shortcuts import get_object_or_404
 from django.urls import reverse
 from rest_framework import serializers, status
+from rest_framework.exceptions import APIException
 from rest_framework.permissions import IsAuthenticated
 from rest_framework.request import Request
 from rest_framework.response import Response
@@ -16,6 +17,7 @@ from rest_framework.views import APIView
 from evaluator.errors import SubmissionError
 from leaderboard import services
 from leaderboard.models import EvaluationRun, Submission
+from leaderboard.throttles import UploadThrottle, rate_limited_message
 from leaderboard.uploads import kernel_set_read
 
 
@@ -60,10 +62,22 @@ class TimingField(serializers.Field):
         return {"ranked": run.timing_ranked, "label": run.timing_label, "reason": run.timing_reason}
 
 
+class RateLimited(APIException):
+    """429 in the API's error shape; DRF's handler adds Retry-After from `wait`."""
+
+    status_code = status.HTTP_429_TOO_MANY_REQUESTS
+
+    def __init__(self, *, detail: str, wait: float) -> None:
+        super().__init__({"code": "rate_limited", "detail": detail})
+        self.wait = wait
+
+
 class SubmissionCreateApi(APIView):
-    """Upload a kernel set: `archive`, or `manifest` plus files named qNN.py. Answers 202 with the runs."""
+    """Upload a kernel set: `archive`, or `manifest` plus files named qNN.py. Answers 202 with the runs;
+    the same archive uploaded again by the same user (and kind) answers 200 with the set it made then."""
 
     permission_classes = [IsAuthenticated]
+    throttle_classes = [UploadThrottle]
 
     class InputSerializer(serializers.Serializer):
         archive = serializers.FileField(required=False, allow_empty_file=True)
@@ -75,6 +89,7 @@ class SubmissionCreateApi(APIView):
         submission = serializers.IntegerField()
         url = serializers.URLField()
         runs = serializers.ListField(child=serializers.DictField())
+        duplicate = serializers.BooleanField()
         # Private until the uploader posts here.
         publish_url = serializers.URLField()
 
@@ -92,7 +107,7 @@ class SubmissionCreateApi(APIView):
                 manifest=serializer.validated_data.get("manifest"),
                 files=files,
             )
-            submission = services.submission_create(
+            submission, created = services.submission_upload(
                 uploader=request.user,
                 kernel_set=upload.kernel_set,
                 archive_sha256=upload.sha256,
@@ -106,12 +121,18 @@ class SubmissionCreateApi(APIView):
                 "submission": submission.pk,
                 "url": request.build_absolute_uri(submission.get_absolute_url()),
                 "runs": [_run_summary(request, run) for run in runs],
+                "duplicate": not created,
                 "publish_url": request.build_absolute_uri(
                     reverse("api_submission_publish", args=[submission.pk])
                 ),
             }
         ).data
-        return Response(data, status=status.HTTP_202_ACCEPTED)
+        return Response(data, status=status.HTTP_202_ACCEPTED if created else status.HTTP_200_OK)
+
+    def throttled(self, request: Request, wait: float | None) -> None:
+        kind = request.data.get("kind") or EvaluationRun.Kind.RANKED
+        wait_s = wait or 60.0
+        raise RateLimited(detail=rate_limited_message(kind=kind, wait_s=wait_s), wait=wait_s)
 
 
 class EvaluationRunDetailApi(APIView):

@@ -126,6 +126,14 @@ class SubmissionQuerySet(models.QuerySet["Submission"]):
             return self.filter(Q(published_at__isnull=False) | Q(uploader=user))
         return self.filter(published_at__isnull=False)
 
+    def uploads_of(self, *, user: Any, kind: str) -> SubmissionQuerySet:
+        """The user's uploads of a kind: "feedback" (with a feedback run) or "ranked" (all others)."""
+        feedback = Exists(
+            EvaluationRun.objects.filter(submission=OuterRef("pk"), kind=EvaluationRun.Kind.FEEDBACK)
+        )
+        mine = self.filter(uploader_id=user.pk)
+        return mine.filter(feedback) if kind == EvaluationRun.Kind.FEEDBACK else mine.exclude(feedback)
+
     def recent(self) -> SubmissionQuerySet:
         """Newest first, with what a list row shows."""
         return self.select_related("language_model", "uploader").order_by("-created", "-id")

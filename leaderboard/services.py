@@ -122,6 +122,29 @@ def submission_create(
     return submission
 
 
+def submission_upload(
+    *,
+    uploader: AbstractBaseUser,
+    kernel_set: KernelSet,
+    archive_sha256: str,
+    kind: str = EvaluationRun.Kind.RANKED,
+) -> tuple[Submission, bool]:
+    """A researcher's upload: the set they already uploaded with the same archive hash and kind, or a new
+    one (`submission_create`); True when new. A repeated upload would only queue the same work again."""
+    if archive_sha256:
+        earlier = (
+            Submission.objects.uploads_of(user=uploader, kind=kind)
+            .filter(archive_sha256=archive_sha256)
+            .order_by("-created", "-id")
+            .first()
+        )
+        if earlier is not None:
+            return earlier, False
+    return submission_create(
+        uploader=uploader, kernel_set=kernel_set, archive_sha256=archive_sha256, kind=kind
+    ), True
+
+
 @transaction.atomic
 def evaluation_enqueue(
     *,

@@ -235,6 +235,10 @@ except ValueError as exc:
     raise ImproperlyConfigured(f"DKB_CHECK_SCALE_FACTORS: {exc}") from None
 DKB_EVAL_TIMEOUT_S = env_int("DKB_EVAL_TIMEOUT_S", 1800, minimum=10)
 DKB_QUEUE = env_str("DKB_QUEUE", "dkb")
+# Per user and hour (staff exempt): ranked uploads take the GPU for minutes each; feedback runs are quicker
+# (only the set's own queries) and a repair loop sends many.
+DKB_UPLOADS_PER_HOUR = env_int("DKB_UPLOADS_PER_HOUR", 10, minimum=1)
+DKB_FEEDBACK_PER_HOUR = env_int("DKB_FEEDBACK_PER_HOUR", 60, minimum=1)
 
 Q_CLUSTER = {
     "name": DKB_QUEUE,

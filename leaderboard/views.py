@@ -18,7 +18,7 @@ from rest_framework.authtoken.models import Token
 import evaluator
 from evaluator.errors import SubmissionError
 from evaluator.harness import baselines
-from leaderboard import charts, services
+from leaderboard import charts, services, throttles
 from leaderboard.forms import UploadForm
 from leaderboard.models import BaselineCalibration, EvaluationRun, Hardware, Query, QueryResult, Submission
 
@@ -173,15 +173,24 @@ def query_detail(request: HttpRequest, number: int) -> HttpResponse:
 @require_http_methods(["GET", "POST"])
 def upload(request: HttpRequest) -> HttpResponse:
     form = UploadForm(request.POST or None, request.FILES or None)
-    if request.method == "POST" and form.is_valid():
+    ranked = EvaluationRun.Kind.RANKED
+    wait_s = throttles.upload_wait_s(user=request.user, kind=ranked) if request.method == "POST" else None
+    if wait_s:
+        form.add_error(None, throttles.rate_limited_message(kind=ranked, wait_s=wait_s))
+    elif request.method == "POST" and form.is_valid():
         assert form.upload is not None
         try:
-            submission = services.submission_create(
+            submission, created = services.submission_upload(
                 uploader=request.user, kernel_set=form.upload.kernel_set, archive_sha256=form.upload.sha256
             )
         except SubmissionError as exc:
             form.add_error(None, exc.message)
         else:
+            if not created:
+                messages.info(
+                    request, f"You uploaded this exact set before: here is submission #{submission.pk}."
+                )
+                return redirect(submission)
             count = submission.runs.count()
             runs = f"{count} evaluation run{pluralize(count)}"
             messages.success(
@@ -197,7 +206,8 @@ def upload(request: HttpRequest) -> HttpResponse:
         "mine": Submission.objects.filter(uploader=request.user).recent()[:10],
         "queries": Query.objects.by_number(),
     }
-    return render(request, "leaderboard/upload.html", ctx, status=400 if form.errors else 200)
+    status = 429 if wait_s else 400 if form.errors else 200
+    return render(request, "leaderboard/upload.html", ctx, status=status)
 
 
 @login_required

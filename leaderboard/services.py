@@ -302,6 +302,12 @@ def api_token_rotate(*, user: AbstractBaseUser) -> Token:
     return Token.objects.create(user=user)
 
 
+def api_token_revoke(*, user: AbstractBaseUser) -> bool:
+    """Delete the user's API token, which stops working at once; False when they had none."""
+    deleted, _ = Token.objects.filter(user=user).delete()
+    return bool(deleted)
+
+
 def baseline_calibrate(
     *,
     hardware: Hardware,

@@ -15,6 +15,7 @@ urlpatterns = [
     path("queries/<int:number>/", views.query_detail, name="query_detail"),
     path("upload/", views.upload, name="upload"),
     path("upload/token/", views.token_create, name="token_create"),
+    path("upload/token/revoke/", views.token_revoke, name="token_revoke"),
     path(
         "accounts/login/",
         auth_views.LoginView.as_view(

@@ -23,6 +23,7 @@ from leaderboard.forms import UploadForm
 from leaderboard.models import BaselineCalibration, EvaluationRun, Hardware, Query, QueryResult, Submission
 
 RANKING_CACHE_S = 600
+NEW_TOKEN_SESSION_KEY = "dkb:new-api-token"
 
 
 def site_context(request: HttpRequest) -> dict[str, Any]:
@@ -203,6 +204,8 @@ def upload(request: HttpRequest) -> HttpResponse:
     ctx = {
         "form": form,
         "token": token,
+        # The key is shown on the page right after it is created, and never again.
+        "new_token_key": request.session.pop(NEW_TOKEN_SESSION_KEY, None),
         "mine": Submission.objects.filter(uploader=request.user).recent()[:10],
         "queries": Query.objects.by_number(),
     }
@@ -213,6 +216,15 @@ def upload(request: HttpRequest) -> HttpResponse:
 @login_required
 @require_http_methods(["POST"])
 def token_create(request: HttpRequest) -> HttpResponse:
-    services.api_token_rotate(user=request.user)
+    token = services.api_token_rotate(user=request.user)
+    request.session[NEW_TOKEN_SESSION_KEY] = token.key
     messages.success(request, "A new API token was created; the old one no longer works.")
+    return redirect("upload")
+
+
+@login_required
+@require_http_methods(["POST"])
+def token_revoke(request: HttpRequest) -> HttpResponse:
+    if services.api_token_revoke(user=request.user):
+        messages.success(request, "Your API token was revoked: it no longer works.")
     return redirect("upload")

@@ -5,6 +5,7 @@ import json
 
 import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
+from django.test import Client
 from pytest_django.asserts import assertContains, assertNotContains, assertRedirects
 
 from leaderboard import services
@@ -331,10 +332,25 @@ def test_a_bad_manifest_in_the_form_shows_the_same_error_as_the_api(
     assert Submission.objects.count() == 0
 
 
-def test_the_upload_page_offers_an_api_token(uploader_client, uploader) -> None:
+def test_an_api_token_is_shown_once_right_after_it_is_created(uploader_client, uploader) -> None:
     response = uploader_client.post("/upload/token/")
-    assertRedirects(response, "/upload/")
-    assertContains(uploader_client.get("/upload/"), uploader.auth_token.key)
+    assertRedirects(response, "/upload/", fetch_redirect_response=False)
+    key = uploader.auth_token.key
+    assertContains(uploader_client.get("/upload/"), key, count=2)  # the key and the curl line
+    later = uploader_client.get("/upload/")
+    assertNotContains(later, key)
+    assertContains(later, "You have an API token")
+
+
+def test_an_api_token_can_be_revoked(uploader_client, uploader) -> None:
+    from rest_framework.authtoken.models import Token
+
+    uploader_client.post("/upload/token/")
+    key = Token.objects.get(user=uploader).key
+    assertRedirects(uploader_client.post("/upload/token/revoke/"), "/upload/")
+    assert not Token.objects.filter(user=uploader).exists()
+    assert Client().get("/api/runs/1/", HTTP_AUTHORIZATION=f"Token {key}").status_code == 401
+    assertContains(uploader_client.get("/upload/"), "Create an API token")
 
 
 def test_the_server_error_page_needs_no_context_or_database() -> None:

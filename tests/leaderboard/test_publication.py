@@ -107,6 +107,7 @@ MATRIX: list[tuple[str, str, str, Callable[[Cast], str], tuple[int, int, int, in
     ("query_detail", "Q6", "get", lambda c: "/queries/6/", (200, 200, 200, 200)),
     ("upload", "form", "get", lambda c: "/upload/", (302, 200, 200, 200)),
     ("token_create", "new token", "post", lambda c: "/upload/token/", (302, 302, 302, 302)),
+    ("token_revoke", "revoke token", "post", lambda c: "/upload/token/revoke/", (302, 302, 302, 302)),
     ("login", "form", "get", lambda c: "/accounts/login/", (200, 302, 302, 302)),
     ("logout", "log out", "post", lambda c: "/accounts/logout/", (302, 302, 302, 302)),
     ("api_submission_create", "empty upload", "post", lambda c: "/api/submissions/", (401, 400, 400, 400)),

@@ -177,6 +177,15 @@ def test_rotating_an_api_token_invalidates_the_old_one(uploader) -> None:
     assert uploader.auth_token.key == new.key
 
 
+def test_revoking_an_api_token_deletes_it_and_says_whether_there_was_one(uploader) -> None:
+    from rest_framework.authtoken.models import Token
+
+    services.api_token_rotate(user=uploader)
+    assert services.api_token_revoke(user=uploader) is True
+    assert not Token.objects.filter(user=uploader).exists()
+    assert services.api_token_revoke(user=uploader) is False
+
+
 def test_a_run_left_running_by_a_lost_worker_is_failed_retryably_and_a_live_one_is_not(
     submit, evaluated, settings
 ) -> None:

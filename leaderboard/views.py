@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from typing import Any
+from urllib.parse import urlencode
 
 from django.conf import settings
 from django.contrib import messages
@@ -30,33 +31,61 @@ def site_context(request: HttpRequest) -> dict[str, Any]:
     return {"site_name": settings.SITE_NAME, "harness_version": evaluator.HARNESS_VERSION}
 
 
-def _ranking(hardware: Hardware | None) -> list[EvaluationRun]:
+def _ranking(hardware: Hardware | None, scope: str | None) -> list[EvaluationRun]:
     # Cached under the results generation: a new report or a hidden submission starts a fresh one.
-    key = f"ranking:{services.cache_generation()}:{hardware.pk if hardware else 'all'}"
+    key = f"ranking:{services.cache_generation()}:{hardware.pk if hardware else 'all'}:{scope or 'all'}"
     return cache.get_or_set(
-        key, lambda: list(EvaluationRun.objects.ranked(hardware=hardware)), RANKING_CACHE_S
+        key, lambda: list(EvaluationRun.objects.ranked(hardware=hardware, scope=scope)), RANKING_CACHE_S
     )
 
 
-def _unranked(hardware: Hardware | None) -> list[EvaluationRun]:
-    key = f"unranked:{services.cache_generation()}:{hardware.pk if hardware else 'all'}"
+def _unranked(hardware: Hardware | None, scope: str | None) -> list[EvaluationRun]:
+    key = f"unranked:{services.cache_generation()}:{hardware.pk if hardware else 'all'}:{scope or 'all'}"
     return cache.get_or_set(
-        key, lambda: list(EvaluationRun.objects.unranked(hardware=hardware)[:20]), RANKING_CACHE_S
+        key,
+        lambda: list(EvaluationRun.objects.unranked(hardware=hardware, scope=scope)[:20]),
+        RANKING_CACHE_S,
     )
 
 
-def index(request: HttpRequest) -> HttpResponse:
-    hardware_list = list(Hardware.objects.all())
+def _ranking_filters(
+    request: HttpRequest, hardware_list: list[Hardware]
+) -> tuple[Hardware | None, str | None]:
+    """The ranking's hardware and scope from ?hardware=<slug>&scope=full|core; unknown values are a 404."""
     hardware = None
     if slug := request.GET.get("hardware"):
         hardware = next((h for h in hardware_list if h.slug == slug), None)
         if hardware is None:
             raise Http404("no such hardware")
-    ranking = _ranking(hardware)
+    scope = request.GET.get("scope") or None
+    if scope is not None and scope not in Submission.Scope.values:
+        raise Http404("no such scope")
+    return hardware, scope
+
+
+def _filter_query(hardware: Hardware | None, scope: str | None) -> str:
+    params = {"hardware": hardware.slug if hardware else None, "scope": scope}
+    return urlencode({k: v for k, v in params.items() if v})
+
+
+def index(request: HttpRequest) -> HttpResponse:
+    hardware_list = list(Hardware.objects.all())
+    hardware, scope = _ranking_filters(request, hardware_list)
+    ranking = _ranking(hardware, scope)
     ctx = {
         "ranking": ranking,
-        "unranked": _unranked(hardware),
+        "unranked": _unranked(hardware, scope),
         "hardware": hardware,
+        "scope": scope,
+        # Each tab keeps the other filter: (label, query string, active).
+        "hardware_tabs": [("All hardware", _filter_query(None, scope), hardware is None)]
+        + [(h.name, _filter_query(h, scope), h == hardware) for h in hardware_list],
+        "scope_tabs": [("All scopes", _filter_query(hardware, None), scope is None)]
+        + [
+            (label, _filter_query(hardware, value), value == scope)
+            for value, label in Submission.Scope.choices
+        ],
+        "filters": _filter_query(hardware, scope),
         "hardware_list": hardware_list,
         "has_cpu_rows": any(run.hardware.is_cpu for run in ranking),
         "pending": EvaluationRun.objects.listed().pending().count(),
@@ -66,15 +95,13 @@ def index(request: HttpRequest) -> HttpResponse:
 
 
 def ranking_chart(request: HttpRequest) -> HttpResponse:
-    hardware = None
-    if slug := request.GET.get("hardware"):
-        hardware = get_object_or_404(Hardware, slug=slug)
-    key = f"ranking-chart:{services.cache_generation()}:{hardware.pk if hardware else 'all'}"
+    hardware, scope = _ranking_filters(request, list(Hardware.objects.all()))
+    key = f"ranking-chart:{services.cache_generation()}:{hardware.pk if hardware else 'all'}:{scope or 'all'}"
     svg = cache.get(key)
     if svg is None:
         # The best ranked set of each model, as the paper's headline figure has it.
         best: dict[int, EvaluationRun] = {}
-        for run in _ranking(hardware):
+        for run in _ranking(hardware, scope):
             best.setdefault(run.submission.language_model_id, run)
         runs = list(best.values())[:15]
         alone = EvaluationRun.objects.filter(pk__in=[run.pk for run in runs]).kernels_only_speedups()

@@ -33,7 +33,7 @@ class EvaluationRunQuerySet(models.QuerySet["EvaluationRun"]):
             return self.filter(public | Q(submission__uploader=user))
         return self.filter(public)
 
-    def ranked(self, *, hardware: Hardware | None = None) -> EvaluationRunQuerySet:
+    def ranked(self, *, hardware: Hardware | None = None, scope: str | None = None) -> EvaluationRunQuerySet:
         """The latest succeeded ranked run with stable timing per visible submission and hardware, best
         first."""
         # The latest *stable* one: a rerun whose medians came out unsure does not unrank a measurement
@@ -42,11 +42,15 @@ class EvaluationRunQuerySet(models.QuerySet["EvaluationRun"]):
         runs = self.listed().filter(id=Subquery(latest))
         if hardware is not None:
             runs = runs.filter(hardware=hardware)
+        if scope is not None:
+            runs = runs.filter(submission__scope=scope)
         return runs.select_related("submission__language_model", "submission__uploader", "hardware").order_by(
             F("overall_speedup").desc(nulls_last=True), F("pass_rate").desc(nulls_last=True), "finished"
         )
 
-    def unranked(self, *, hardware: Hardware | None = None) -> EvaluationRunQuerySet:
+    def unranked(
+        self, *, hardware: Hardware | None = None, scope: str | None = None
+    ) -> EvaluationRunQuerySet:
         """The latest succeeded ranked-kind run per visible submission and hardware whose timing cannot be
         ranked (a CPU's, or unstable), where no stable one exists; best pass rate first."""
         latest = _scored_runs().order_by("-finished", "-id").values("id")[:1]
@@ -57,6 +61,8 @@ class EvaluationRunQuerySet(models.QuerySet["EvaluationRun"]):
         )
         if hardware is not None:
             runs = runs.filter(hardware=hardware)
+        if scope is not None:
+            runs = runs.filter(submission__scope=scope)
         return runs.select_related("submission__language_model", "submission__uploader", "hardware").order_by(
             F("pass_rate").desc(nulls_last=True), "-finished"
         )

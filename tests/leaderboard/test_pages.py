@@ -88,6 +88,25 @@ def test_an_unknown_hardware_filter_is_a_404(anonymous, db) -> None:
     assert anonymous.get("/?hardware=nope").status_code == 404
 
 
+def test_the_ranking_and_its_chart_can_be_narrowed_to_one_scope(
+    anonymous, cpu, submit, evaluated, make_report
+) -> None:
+    evaluated(model="Full LLM", device="cuda")
+    core = submit(model="Core LLM", scope="core").runs.get()
+    services.evaluation_record(run=core, report=make_report(device="cuda"))
+    for scope, shown, left_out in (("core", "Core LLM", "Full LLM"), ("full", "Full LLM", "Core LLM")):
+        page = anonymous.get(f"/?scope={scope}&hardware={cpu.slug}").content.decode()
+        ranking = page.split("<h2>Ranking</h2>")[1].split("<h2>Latest submissions</h2>")[0]
+        assert shown in ranking and left_out not in ranking
+        assert f'/charts/ranking.svg?hardware={cpu.slug}&amp;scope={scope}"' in page
+        chart = anonymous.get(f"/charts/ranking.svg?scope={scope}").content.decode()
+        assert shown in chart and left_out not in chart
+    both = anonymous.get("/").content.decode()
+    assert "Core LLM" in both and "Full LLM" in both
+    assert anonymous.get("/?scope=everything").status_code == 404
+    assert anonymous.get("/charts/ranking.svg?scope=everything").status_code == 404
+
+
 def test_the_ranking_chart_is_an_svg_of_ranked_runs_only(anonymous, evaluated) -> None:
     evaluated(model="GPU LLM", device="cuda")
     evaluated(model="CPU LLM")

@@ -11,6 +11,7 @@ urlpatterns = [
     path("charts/ranking.svg", views.ranking_chart, name="ranking_chart"),
     path("submissions/<int:submission_id>/", views.submission_detail, name="submission_detail"),
     path("submissions/<int:submission_id>/publish/", views.submission_publish, name="submission_publish"),
+    path("compare/", views.compare, name="compare"),
     path("queries/", views.query_list, name="query_list"),
     path("queries/<int:number>/", views.query_detail, name="query_detail"),
     path("upload/", views.upload, name="upload"),

@@ -173,6 +173,39 @@ def submission_publish(request: HttpRequest, submission_id: int) -> HttpResponse
     return redirect(submission)
 
 
+def _compared_run(
+    request: HttpRequest, submission: Submission, hardware: Hardware | None
+) -> EvaluationRun | None:
+    """The set's newest succeeded run the user may see (on the hardware, when one is asked for)."""
+    runs = EvaluationRun.objects.visible_to(request.user).filter(
+        submission=submission, status=EvaluationRun.Status.SUCCEEDED
+    )
+    if hardware is not None:
+        runs = runs.filter(hardware=hardware)
+    return runs.select_related("hardware").order_by("-finished", "-id").first()
+
+
+def compare(request: HttpRequest) -> HttpResponse:
+    try:
+        ids = [int(request.GET.get(side, "")) for side in ("a", "b")]
+    except ValueError:
+        raise Http404("compare needs ?a=<set>&b=<set>") from None
+    visible = Submission.objects.visible_to(request.user).select_related("language_model", "uploader")
+    sets = [get_object_or_404(visible, pk=pk) for pk in ids]
+    hardware = None
+    if slug := request.GET.get("hardware"):
+        hardware = get_object_or_404(Hardware, slug=slug)
+    runs = [_compared_run(request, submission, hardware) for submission in sets]
+    results = [{r.query_id: r for r in run.results.select_related("query")} if run else {} for run in runs]
+    queries = Query.objects.filter(pk__in=set(results[0]) | set(results[1])).by_number()
+    ctx = {
+        "sets": list(zip(sets, runs, strict=True)),
+        "rows": [(query, results[0].get(query.pk), results[1].get(query.pk)) for query in queries],
+        "hardware": hardware,
+    }
+    return render(request, "leaderboard/compare.html", ctx)
+
+
 def query_list(request: HttpRequest) -> HttpResponse:
     ctx = {"queries": Query.objects.by_number()}
     return render(request, "leaderboard/query_list.html", ctx)

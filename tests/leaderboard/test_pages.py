@@ -239,6 +239,22 @@ def test_the_not_found_page_uses_the_site_template(anonymous, db) -> None:
     assertContains(page, "There is nothing at this address", status_code=404)
 
 
+def test_two_sets_compare_side_by_side_per_query(anonymous, evaluated) -> None:
+    fast = evaluated(model="Fast LLM", kernel_ms=0.5, device="cuda")
+    wrong = evaluated(model="Wrong LLM", status="wrong_answer", reason="row 3 differs", device="cuda")
+    page = anonymous.get(f"/compare/?a={fast.submission_id}&b={wrong.submission_id}")
+    html = page.content.decode()
+    row = html.split('<a href="/queries/6/">Q6</a>')[1].split("</tr>")[0]
+    assert row.index("4.00×") < row.index("wrong answer")
+    assert f'/submissions/{fast.submission_id}/#q06">source' in row
+    assert "Fast LLM" in html and "Wrong LLM" in html
+
+
+def test_a_comparison_needs_two_set_numbers(anonymous, db) -> None:
+    assert anonymous.get("/compare/?a=1").status_code == 404
+    assert anonymous.get("/compare/?a=1&b=x").status_code == 404
+
+
 def test_the_query_pages_show_sql_and_the_torchplan(anonymous, q6, evaluated) -> None:
     evaluated(model="Fast LLM", kernel_ms=0.5, device="cuda")
     listing = anonymous.get("/queries/")

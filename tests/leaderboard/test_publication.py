@@ -103,6 +103,20 @@ MATRIX: list[tuple[str, str, str, Callable[[Cast], str], tuple[int, int, int, in
         lambda c: f"/submissions/{c.public.pk}/publish/",
         (302, 302, 403, 403),
     ),
+    (
+        "compare",
+        "public sets",
+        "get",
+        lambda c: f"/compare/?a={c.public.pk}&b={c.public.pk}",
+        (200, 200, 200, 200),
+    ),
+    (
+        "compare",
+        "a private set",
+        "get",
+        lambda c: f"/compare/?a={c.public.pk}&b={c.private.pk}",
+        (404, 200, 404, 200),
+    ),
     ("query_list", "queries", "get", lambda c: "/queries/", (200, 200, 200, 200)),
     ("query_detail", "Q6", "get", lambda c: "/queries/6/", (200, 200, 200, 200)),
     ("upload", "form", "get", lambda c: "/upload/", (302, 200, 200, 200)),
@@ -200,6 +214,8 @@ def test_each_page_and_endpoint_answers_each_actor_as_publication_allows(
         # Listings, rankings and charts show published sets only, to everyone, staff and owner included.
         assert PRIVATE.encode() not in response.content
         assert b"8.00" not in response.content  # the feedback run's speedup
+    if response.status_code == 200 and actor in ("anonymous", "rival"):
+        assert b"8.00" not in response.content  # nor anywhere else, for those who are not the uploader
 
 
 @pytest.mark.parametrize("actor", ACTORS)

@@ -7,7 +7,7 @@ import enum
 from typing import Any
 
 from django.db import models
-from django.db.models import Exists, F, OuterRef, Q, Subquery, Sum
+from django.db.models import Avg, Count, Exists, F, OuterRef, Q, Subquery, Sum
 from django.urls import reverse
 from django.utils import timezone
 
@@ -44,6 +44,14 @@ class EvaluationRunQuerySet(models.QuerySet["EvaluationRun"]):
             runs = runs.filter(hardware=hardware)
         if scope is not None:
             runs = runs.filter(submission__scope=scope)
+        runs = runs.annotate(
+            # How close the passing kernels come to the bandwidth floor, and how many the harness flagged
+            # for review (near the floor, or over 10x): what a visitor checks before trusting a speedup.
+            mean_roofline=Avg(
+                "results__roofline_fraction", filter=Q(results__status=QueryResult.Status.PASSED)
+            ),
+            flagged_count=Count("results", filter=Q(results__stats__has_key="flagged")),
+        )
         return runs.select_related("submission__language_model", "submission__uploader", "hardware").order_by(
             F("overall_speedup").desc(nulls_last=True), F("pass_rate").desc(nulls_last=True), "finished"
         )
@@ -320,6 +328,11 @@ class QueryResult(models.Model):
     def baseline_mode(self) -> str:
         """The TorchPlan mode this query's baseline was timed in ("eager", "compiled"; "" if not said)."""
         return str(self.stats.get("baseline_mode") or "")
+
+    @property
+    def flagged(self) -> str:
+        """The harness's note when this kernel is near the bandwidth floor or over 10x: "" when neither."""
+        return str(self.stats.get("flagged") or "")
 
     @property
     def unstable(self) -> str:

@@ -84,6 +84,22 @@ def test_the_empty_ranking_invites_an_upload(anonymous, db) -> None:
     assertContains(anonymous.get("/"), "No evaluated submissions yet")
 
 
+def test_the_ranking_shows_the_mean_roofline_and_the_kernels_flagged_for_review(
+    anonymous, submit, make_report
+) -> None:
+    report = make_report(kernel_ms=0.1, device="cuda")  # 20x: the harness flags it
+    report["queries"][0]["stats"]["flagged"] = "near the bandwidth floor or > 10x faster: flagged for review"
+    run = services.evaluation_record(run=submit(model="Flagged LLM").runs.get(), report=report)
+    row = anonymous.get("/").content.decode().split('<table class="ranking">')[1].split("</tr>")[1]
+    assert "Flagged LLM" in row
+    assert '<td class="num">42%</td>' in row  # make_report's roofline fraction, the only passing kernel
+    assert '<span class="badge warn">1</span>' in row
+    page = anonymous.get(f"/submissions/{run.submission_id}/")
+    assertContains(
+        page, 'title="near the bandwidth floor or &gt; 10x faster: flagged for review">flagged</span>'
+    )
+
+
 def test_an_unknown_hardware_filter_is_a_404(anonymous, db) -> None:
     assert anonymous.get("/?hardware=nope").status_code == 404
 

@@ -68,8 +68,11 @@ class LimitedLauncher(Launcher):
     limits: Limits
 
     def describe(self) -> dict[str, Any]:
-        cgroup = "docker" if self.backend == "docker" else cgroup_support()
-        return super().describe() | {"limits": self.limits.describe() | {"cgroup": cgroup}}
+        return super().describe() | {"limits": self.limits.describe() | {"cgroup": self.cgroup()}}
+
+    def cgroup(self) -> str | None:
+        """Which cgroup limits the runners get (a container's own launcher says so itself)."""
+        return cgroup_support()
 
 
 class ProcessLauncher(LimitedLauncher):
@@ -205,6 +208,7 @@ def _base_env(launch: Launch) -> dict[str, str]:
     return env | launch.env
 
 
+@functools.cache
 def _tool_dirs() -> list[Path]:
     """Folders a CUDA kernel's `load_inline` build needs on its PATH: the Python environment's bin/
     (ninja, which torch builds with, lives there when pip installed it) and the CUDA compiler's. Without

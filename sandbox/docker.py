@@ -66,6 +66,9 @@ class DockerLauncher(LimitedLauncher):
     def check(self) -> None:
         remaining(self.deadline, 0)
 
+    def cgroup(self) -> str:
+        return "docker"  # the engine puts each container in a cgroup of its own
+
     def start(self, launch: Launch) -> Started:
         name = f"dkb-runner-{os.getpid()}-{secrets.token_hex(4)}"
         timeout_s = remaining(self.deadline, launch.timeout_s)

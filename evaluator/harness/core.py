@@ -140,12 +140,11 @@ def _evaluate(
     gpu = hw.gpu_state(options.device) if options.device.startswith("cuda") else None
     peak_gbs = hw.peak_bandwidth_gbs(gpu["name"]) if gpu else None
     copy_gbs = hw.measured_copy_gbs(options.device) if options.device.startswith("cuda") else None
-    split = cores.split(
-        options.device
-    )  # the harness's, the runners' and DuckDB's cores: evaluator/harness/cores.py
+    # The harness's, the runners' and DuckDB's cores (evaluator/harness/cores.py).
+    split = cores.split(options.device)
     usual = None  # the fastest usual host probe on the runners' core so far (evaluator/timing.py)
     run = set(options.queries if options.run_queries is None else options.run_queries)
-    total = sum(number in run for number in options.queries)
+    total, done = sum(number in run for number in options.queries), 0
     with cores.pinned(split.harness if split else None):
         for number in options.queries:
             query = QUERIES[number]
@@ -154,7 +153,7 @@ def _evaluate(
                 continue
             launch.check()
             if progress is not None:
-                progress(Progress(sum(r.query in run for r in results), total, number, "started"))
+                progress(Progress(done, total, number, "started"))
             kernel_path = (
                 Path(kernel_dir).resolve() / f"{query.slug}.py" if number in kernel_set.kernels else None
             )
@@ -175,8 +174,8 @@ def _evaluate(
             )
             results.append(result)
             hardware = hardware or described
+            done += 1
             if progress is not None:
-                done = sum(r.query in run for r in results)
                 progress(Progress(done, total, number, "ended", result.status))
     if usual is not None:
         for result in results:

@@ -97,3 +97,21 @@ def timed_report() -> Callable[..., dict[str, Any]]:
         return report.aggregate().to_dict()
 
     return make
+
+
+@pytest.fixture
+def migrate() -> Any:
+    """`migrate(target)` takes the test database to `target` (a list of (app, migration)) and gives that
+    state's apps, for building rows as an older schema had them; the latest schema comes back at the
+    end, whatever happened (the tests after need it). Use with django_db(transaction=True)."""
+    from django.db import connection
+    from django.db.migrations.executor import MigrationExecutor
+
+    def to(target: list[tuple[str, str]]) -> Any:
+        executor = MigrationExecutor(connection)
+        executor.migrate(target)
+        return executor.loader.project_state(target).apps
+
+    yield to
+    executor = MigrationExecutor(connection)
+    executor.migrate(executor.loader.graph.leaf_nodes())

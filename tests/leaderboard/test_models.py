@@ -192,47 +192,35 @@ def test_the_models_and_their_migrations_agree() -> None:
 
 
 @pytest.mark.django_db(transaction=True)
-def test_the_migration_ranks_stored_runs_as_their_reports_say_and_old_gpu_reports_as_ranked() -> None:
-    from django.db import connection
-    from django.db.migrations.executor import MigrationExecutor
-
-    before = [("leaderboard", "0004_query_result_rejected_label")]
-    after = [("leaderboard", "0005_run_progress_timing_ranked")]
-    executor = MigrationExecutor(connection)
-    try:
-        executor.migrate(before)
-        old = executor.loader.project_state(before).apps
-        user = old.get_model("auth", "User").objects.create(username="ada")
-        model = old.get_model("leaderboard", "LanguageModel").objects.create(name="LLM", slug="llm")
-        submission = old.get_model("leaderboard", "Submission").objects.create(
-            uploader=user, language_model=model, language="triton", scope="full"
-        )
-        Hardware = old.get_model("leaderboard", "Hardware")
-        cpu = Hardware.objects.create(slug="cpu", name="CPU", device="cpu", queue="q")
-        gpu = Hardware.objects.create(slug="gpu", name="GPU", device="cuda", queue="q")
-        EvaluationRun = old.get_model("leaderboard", "EvaluationRun")
-        runs = {
-            name: EvaluationRun.objects.create(submission=submission, hardware=hardware, report=report).pk
-            for name, hardware, report in [
-                ("old gpu", gpu, {"schema_version": 2}),
-                ("old cpu", cpu, {"schema_version": 2}),
-                ("unstable gpu", gpu, {"timing": {"ranked": False, "reason": "unstable timing: Q06"}}),
-                ("stable gpu", gpu, {"timing": {"ranked": True, "reason": ""}}),
-                ("queued", gpu, None),
-            ]
-        }
-        executor = MigrationExecutor(connection)
-        executor.migrate(after)
-        new = executor.loader.project_state(after).apps.get_model("leaderboard", "EvaluationRun")
-        stored = dict(new.objects.values_list("pk", "timing_ranked"))
-        assert {name: stored[pk] for name, pk in runs.items()} == {
-            "old gpu": True,
-            "old cpu": False,
-            "unstable gpu": False,
-            "stable gpu": True,
-            "queued": False,
-        }
-    finally:
-        # Back to the latest schema, whatever happened: the tests after this one need it.
-        executor = MigrationExecutor(connection)
-        executor.migrate(executor.loader.graph.leaf_nodes())
+def test_the_migration_ranks_stored_runs_as_their_reports_say_and_old_gpu_reports_as_ranked(migrate) -> None:
+    old = migrate([("leaderboard", "0004_query_result_rejected_label")])
+    user = old.get_model("auth", "User").objects.create(username="ada")
+    model = old.get_model("leaderboard", "LanguageModel").objects.create(name="LLM", slug="llm")
+    submission = old.get_model("leaderboard", "Submission").objects.create(
+        uploader=user, language_model=model, language="triton", scope="full"
+    )
+    Hardware = old.get_model("leaderboard", "Hardware")
+    cpu = Hardware.objects.create(slug="cpu", name="CPU", device="cpu", queue="q")
+    gpu = Hardware.objects.create(slug="gpu", name="GPU", device="cuda", queue="q")
+    EvaluationRun = old.get_model("leaderboard", "EvaluationRun")
+    runs = {
+        name: EvaluationRun.objects.create(submission=submission, hardware=hardware, report=report).pk
+        for name, hardware, report in [
+            ("old gpu", gpu, {"schema_version": 2}),
+            ("old cpu", cpu, {"schema_version": 2}),
+            ("unstable gpu", gpu, {"timing": {"ranked": False, "reason": "unstable timing: Q06"}}),
+            ("stable gpu", gpu, {"timing": {"ranked": True, "reason": ""}}),
+            ("queued", gpu, None),
+        ]
+    }
+    new = migrate([("leaderboard", "0005_run_progress_timing_ranked")]).get_model(
+        "leaderboard", "EvaluationRun"
+    )
+    stored = dict(new.objects.values_list("pk", "timing_ranked"))
+    assert {name: stored[pk] for name, pk in runs.items()} == {
+        "old gpu": True,
+        "old cpu": False,
+        "unstable gpu": False,
+        "stable gpu": True,
+        "queued": False,
+    }

@@ -302,32 +302,18 @@ def test_the_pending_count_and_latest_list_leave_out_private_sets(anonymous: Cli
 
 
 @pytest.mark.django_db(transaction=True)
-def test_the_migration_publishes_every_set_stored_before_publication_existed() -> None:
-    from django.db import connection
-    from django.db.migrations.executor import MigrationExecutor
-
-    before = [("leaderboard", "0006_baseline_calibration")]
+def test_the_migration_publishes_every_set_stored_before_publication_existed(migrate) -> None:
+    old = migrate([("leaderboard", "0006_baseline_calibration")])
+    user = old.get_model("auth", "User").objects.create(username="ada")
+    model = old.get_model("leaderboard", "LanguageModel").objects.create(name="LLM", slug="llm")
+    Submission = old.get_model("leaderboard", "Submission")
+    shown = Submission.objects.create(uploader=user, language_model=model, language="triton", scope="full")
+    hidden = Submission.objects.create(
+        uploader=user, language_model=model, language="cuda", scope="core", hidden=True
+    )
     after = [("leaderboard", "0007_submission_published_hidden_reason")]
-    executor = MigrationExecutor(connection)
-    try:
-        executor.migrate(before)
-        old = executor.loader.project_state(before).apps
-        user = old.get_model("auth", "User").objects.create(username="ada")
-        model = old.get_model("leaderboard", "LanguageModel").objects.create(name="LLM", slug="llm")
-        Submission = old.get_model("leaderboard", "Submission")
-        shown = Submission.objects.create(
-            uploader=user, language_model=model, language="triton", scope="full"
-        )
-        hidden = Submission.objects.create(
-            uploader=user, language_model=model, language="cuda", scope="core", hidden=True
-        )
-        executor = MigrationExecutor(connection)
-        executor.migrate(after)
-        new = executor.loader.project_state(after).apps.get_model("leaderboard", "Submission")
-        for old_row in (shown, hidden):
-            row = new.objects.get(pk=old_row.pk)
-            assert row.published_at == row.created
-        assert new.objects.get(pk=hidden.pk).hidden
-    finally:
-        executor = MigrationExecutor(connection)
-        executor.migrate(executor.loader.graph.leaf_nodes())
+    new = migrate(after).get_model("leaderboard", "Submission")
+    for old_row in (shown, hidden):
+        row = new.objects.get(pk=old_row.pk)
+        assert row.published_at == row.created
+    assert new.objects.get(pk=hidden.pk).hidden

@@ -16,7 +16,8 @@
 #   cuda, none on cpu; "none" or a list such as 1,0.1), SETS (below), BUDGET (s this call may use, 570:
 #   a device call stops at 600), VAR (/tmp/dkb-site: database, data, logs, state; kept while the machine
 #   is warm), OUT (./out-site), PORT (8765), DKB_SANDBOX (bubblewrap), KIND (ranked|feedback),
-#   CAL_JOBS (4), CAL_QUERIES (all 22), DKB_EVAL_TIMEOUT_S (1800, the site's), PYTHON (python3, or
+#   CAL_JOBS (4), CAL_QUERIES (all 22), DKB_EVAL_TIMEOUT_S (1800, the site's), DKB_UPLOADS_PER_HOUR
+#   (100: every upload is one user's), PYTHON (python3, or
 #   .venv/bin/python3 where there is one).
 #
 # On the GPU host nothing of the web stack is installed: carry .whl (WITH_DEPS=1 ../shared/gpu/wheels.sh
@@ -85,6 +86,8 @@ if [ "$DEVICE" = cuda ]; then SF=${SF:-10} CHECK_SF=${CHECK_SF:-1}; else SF=${SF
 unset DATABASE_URL REDIS_URL  # SQLite in $VAR and django-q2's ORM broker
 export DKB_VAR_DIR=$VAR/site DKB_DATA_DIR=$VAR/data DKB_DEVICE=$DEVICE DKB_SCALE_FACTOR=$SF
 export DKB_CHECK_SCALE_FACTORS=$CHECK_SF STATIC_ROOT=$VAR/site/static DJANGO_SETTINGS_MODULE=leaderboard.settings
+# One user uploads every set of the run (triton-core three times, ...): more than a researcher's hourly limit.
+export DKB_UPLOADS_PER_HOUR=${DKB_UPLOADS_PER_HOUR:-100}
 manage() { "$PYTHON" manage.py "$@"; }
 client() { "$PYTHON" scripts/gpu/site_client.py "$@" --state "$VAR/state" --out "$OUT"; }
 

@@ -58,13 +58,20 @@ def request(
         return exc.code, exc.read()
 
 
-def zipped(folder: Path) -> bytes:
-    """The set as an upload: manifest.json and the qNN.py files, nothing else the folder holds."""
+def zipped(folder: Path, repeat: str = "") -> bytes:
+    """The set as an upload: manifest.json and the qNN.py files, nothing else the folder holds. A
+    repeat's manifest notes say which upload it is: the site answers the same archive from the same
+    user with the existing submission, and a repeat is meant to be a new evaluation (a new seed)."""
     buffer = io.BytesIO()
     with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as archive:
         for path in sorted(folder.iterdir()):
+            data = path.read_bytes()
+            if path.name == "manifest.json" and repeat:
+                manifest = json.loads(data)
+                manifest["notes"] = f"{manifest.get('notes', '')} ({repeat})".strip()
+                data = json.dumps(manifest, indent=1).encode()
             if path.name == "manifest.json" or re.fullmatch(r"q\d\d\.py", path.name):
-                archive.writestr(path.name, path.read_bytes())
+                archive.writestr(path.name, data)
     return buffer.getvalue()
 
 
@@ -123,8 +130,9 @@ def upload_sets(base: str, token: str, state: Path, specs: list[str], kind: str)
     for spec in specs:
         name, _, folder = spec.partition("=")
         name = free_name(state, name)
+        repeat = f"upload {name.partition('#')[2]}" if "#" in name else ""
         body, content_type = multipart(
-            {"kind": kind}, {"archive": (f"{Path(folder).name}.zip", zipped(Path(folder)))}
+            {"kind": kind}, {"archive": (f"{Path(folder).name}.zip", zipped(Path(folder), repeat))}
         )
         started = time.time()
         status, raw = request(base, "/api/submissions/", token, body, content_type)
@@ -138,17 +146,31 @@ def upload_sets(base: str, token: str, state: Path, specs: list[str], kind: str)
             answer = json.loads(raw)
         except ValueError:
             answer = {"detail": raw[:500].decode(errors="replace")}
-        if status == 202:
+        if status in (200, 202):  # 200: the same archive again, answered with the existing submission
             record |= {"submission": answer["submission"], "page": answer["url"], "runs": answer["runs"]}
             log(f"upload {name}: submission {answer['submission']}, runs {[r['id'] for r in answer['runs']]}")
-            if not answer["runs"]:
+            if answer.get("duplicate"):
+                failed += 1
+                record["error"] = f"a duplicate of submission {answer['submission']}: no new evaluation"
+            elif not answer["runs"]:
                 record["error"] = "no run: no active hardware"
+            record["published"] = publish(base, token, answer)
         else:
             failed += 1
             record["error"] = f"HTTP {status}: {answer.get('code', '')} {answer.get('detail', '')}".strip()
             log(f"upload {name}: refused, {record['error']}")
         save(state, record)
     return failed
+
+
+def publish(base: str, token: str, answer: dict[str, Any]) -> bool:
+    """Make the set public, as its uploader would: private sets show to no one else, and the summary's
+    page check reads the page anonymously."""
+    path = "/" + answer["publish_url"].split("://", 1)[-1].split("/", 1)[1]
+    status, raw = request(base, path, token, body=b"{}", content_type="application/json")
+    if status != 200:
+        log(f"publishing submission {answer['submission']}: HTTP {status} {raw[:200]!r}")
+    return status == 200
 
 
 def pending(upload: dict[str, Any]) -> list[dict[str, Any]]:

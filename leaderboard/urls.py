@@ -4,7 +4,7 @@ from django.contrib import admin
 from django.contrib.auth import views as auth_views
 from django.urls import path
 
-from leaderboard import apis, views
+from leaderboard import apis, drilldown, views
 
 urlpatterns = [
     path("", views.index, name="index"),
@@ -12,6 +12,7 @@ urlpatterns = [
     path("submissions/<int:submission_id>/", views.submission_detail, name="submission_detail"),
     path("submissions/<int:submission_id>/publish/", views.submission_publish, name="submission_publish"),
     path("compare/", views.compare, name="compare"),
+    path("matrix/", drilldown.matrix, name="matrix"),
     path("queries/", views.query_list, name="query_list"),
     path("queries/<int:number>/", views.query_detail, name="query_detail"),
     path("upload/", views.upload, name="upload"),

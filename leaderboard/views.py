@@ -68,6 +68,21 @@ def _filter_query(hardware: Hardware | None, scope: str | None) -> str:
     return urlencode({k: v for k, v in params.items() if v})
 
 
+def filter_tabs(
+    hardware_list: list[Hardware], hardware: Hardware | None, scope: str | None
+) -> dict[str, Any]:
+    """The hardware and scope tabs, each keeping the other filter: (label, query string, active)."""
+    return {
+        "hardware_tabs": [("All hardware", _filter_query(None, scope), hardware is None)]
+        + [(h.name, _filter_query(h, scope), h == hardware) for h in hardware_list],
+        "scope_tabs": [("All scopes", _filter_query(hardware, None), scope is None)]
+        + [
+            (label, _filter_query(hardware, value), value == scope)
+            for value, label in Submission.Scope.choices
+        ],
+    }
+
+
 def index(request: HttpRequest) -> HttpResponse:
     hardware_list = list(Hardware.objects.all())
     hardware, scope = _ranking_filters(request, hardware_list)
@@ -77,14 +92,7 @@ def index(request: HttpRequest) -> HttpResponse:
         "unranked": _unranked(hardware, scope),
         "hardware": hardware,
         "scope": scope,
-        # Each tab keeps the other filter: (label, query string, active).
-        "hardware_tabs": [("All hardware", _filter_query(None, scope), hardware is None)]
-        + [(h.name, _filter_query(h, scope), h == hardware) for h in hardware_list],
-        "scope_tabs": [("All scopes", _filter_query(hardware, None), scope is None)]
-        + [
-            (label, _filter_query(hardware, value), value == scope)
-            for value, label in Submission.Scope.choices
-        ],
+        **filter_tabs(hardware_list, hardware, scope),
         "filters": _filter_query(hardware, scope),
         "hardware_list": hardware_list,
         "has_cpu_rows": any(run.hardware.is_cpu for run in ranking),

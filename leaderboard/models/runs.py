@@ -281,6 +281,13 @@ class EvaluationRun(models.Model):
         return bool(updated)
 
 
+class QueryResultQuerySet(models.QuerySet["QueryResult"]):
+    def cells(self, *, run_ids: list[int]) -> dict[tuple[int, int], tuple[str, float | None]]:
+        """(status, speedup) per (run id, query number) of these runs: a whole matrix in one query."""
+        rows = self.filter(run_id__in=run_ids).values_list("run_id", "query__number", "status", "speedup")
+        return {(run_id, number): (status, speedup) for run_id, number, status, speedup in rows}
+
+
 class QueryResult(models.Model):
     """The outcome of one query's kernel in one run, copied out of the report for tables and rankings."""
 
@@ -309,6 +316,8 @@ class QueryResult(models.Model):
     launches = models.PositiveIntegerField(null=True, blank=True)
     trials = models.PositiveIntegerField(default=0)
     stats = models.JSONField(default=dict, blank=True)
+
+    objects = QueryResultQuerySet.as_manager()
 
     class Meta:
         ordering = ["query__number"]

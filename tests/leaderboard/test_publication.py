@@ -117,6 +117,7 @@ MATRIX: list[tuple[str, str, str, Callable[[Cast], str], tuple[int, int, int, in
         lambda c: f"/compare/?a={c.public.pk}&b={c.private.pk}",
         (404, 200, 404, 200),
     ),
+    ("matrix", "matrix", "get", lambda c: "/matrix/", (200, 200, 200, 200)),
     ("query_list", "queries", "get", lambda c: "/queries/", (200, 200, 200, 200)),
     ("query_detail", "Q6", "get", lambda c: "/queries/6/", (200, 200, 200, 200)),
     ("upload", "form", "get", lambda c: "/upload/", (302, 200, 200, 200)),
@@ -171,7 +172,7 @@ MATRIX: list[tuple[str, str, str, Callable[[Cast], str], tuple[int, int, int, in
     ("admin:index", "admin", "get", lambda c: "/admin/", (302, 302, 302, 200)),
 ]
 ACTORS = ("anonymous", "owner", "rival", "staff")
-LISTINGS = {"index", "ranking_chart", "query_list", "query_detail"}
+LISTINGS = {"index", "ranking_chart", "matrix", "query_list", "query_detail"}
 
 
 def _url_names(patterns: list[URLPattern | URLResolver], namespace: str = "") -> set[str]:

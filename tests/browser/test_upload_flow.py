@@ -3,9 +3,6 @@ the web form, publish the evaluated set, and find it on the home page."""
 
 from __future__ import annotations
 
-import os
-import shutil
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -15,46 +12,10 @@ from evaluator.queries import QUERIES
 from leaderboard.models import Submission
 from leaderboard.tasks import evaluation_execute
 
-CHROMIUM = os.environ.get("DKB_CHROMIUM", "/usr/bin/chromium")
-CHROMIUM_ARGS = [
-    "--headless",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-]
-
 pytestmark = [
     pytest.mark.slow,
     pytest.mark.django_db(transaction=True),
 ]
-
-
-@pytest.fixture(scope="module")
-def browser() -> Iterator[Any]:
-    from playwright.sync_api import sync_playwright
-
-    # A missing browser fails the test rather than skipping it: `make test` installs it where it can.
-    assert shutil.which(CHROMIUM), f"no chromium at {CHROMIUM}: apt-get install chromium"
-
-    # Playwright's sync API keeps an event loop on this thread while it lives; the ORM calls the test
-    # and its database teardown make meanwhile are still plain synchronous code.
-    with pytest.MonkeyPatch.context() as patch:
-        patch.setenv("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
-        with sync_playwright() as playwright:
-            browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
-            yield browser
-            browser.close()
-
-
-@pytest.fixture
-def page(browser: Any) -> Iterator[Any]:
-    context = browser.new_context(viewport={"width": 1280, "height": 900})
-    page = context.new_page()
-    page.set_default_timeout(15_000)
-    yield page
-    context.close()
 
 
 def test_an_uploader_uploads_through_the_form_publishes_the_set_and_finds_it_on_the_home_page(

@@ -1,0 +1,87 @@
+"""A visitor's walk through every page in a real browser, a screenshot of each under screenshots/: the
+published sets are there, the private set and the feedback run nowhere."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from leaderboard import services
+from leaderboard.models import EvaluationRun, Query
+
+pytestmark = [
+    pytest.mark.slow,
+    pytest.mark.django_db(transaction=True),
+]
+
+SCREENSHOTS = Path(os.environ.get("DKB_SCREENSHOTS", Path(__file__).parent / "screenshots"))
+
+
+@dataclass
+class World:
+    walk: EvaluationRun
+    rival: EvaluationRun
+    private: EvaluationRun
+    feedback: EvaluationRun
+
+
+@pytest.fixture
+def world(submit: Any, make_report: Any, cpu: Any, rival: Any) -> World:
+    """Two published GPU-like sets (Q6 passes, Q14 gives a wrong answer), a private one, a feedback run."""
+    Query.objects.create(number=14, name="Promotion Effect", sql="select 1", torchplan_source="pass\n")
+
+    def run(model: str, *, kernel_ms: float, publish: bool = True, **kwargs: Any) -> EvaluationRun:
+        report = make_report(kernel_ms=kernel_ms, device="cuda")
+        report["queries"].append(
+            {"query": 14, "status": "wrong_answer", "reason": "row 3 differs", "trials": 1}
+        )
+        submission = submit(model=model, **kwargs)
+        if publish:
+            services.submission_publish(submission=submission, user=submission.uploader)
+        return services.evaluation_record(run=submission.runs.get(), report=report)
+
+    walk = run("Walk LLM", kernel_ms=0.8)
+    feedback = services.evaluation_enqueue(
+        submission=walk.submission, hardware=cpu, kind=EvaluationRun.Kind.FEEDBACK, enqueue=False
+    )
+    feedback = services.evaluation_record(run=feedback, report=make_report(kernel_ms=0.25, device="cuda"))
+    return World(
+        walk=walk,
+        rival=run("Rival LLM", kernel_ms=3.0, user=rival),
+        private=run("Private LLM", kernel_ms=0.5, publish=False),
+        feedback=feedback,
+    )
+
+
+def _pages(world: World) -> list[tuple[str, str, str]]:
+    """(screenshot name, path, text the page shows) for each public page."""
+    walk, rival = world.walk, world.rival
+    return [
+        ("home", "/", "Walk LLM"),
+        ("matrix", "/matrix/", "wrong answer"),
+        ("submission", f"/submissions/{walk.submission_id}/", "Walk LLM"),
+        ("compare", f"/compare/?a={walk.submission_id}&b={rival.submission_id}", "Rival LLM"),
+        ("queries", "/queries/", "Q6"),
+        ("query", "/queries/6/", "Walk LLM"),
+    ]
+
+
+def test_a_visitor_walks_every_page_and_sees_only_published_sets(
+    page: Any, live_server: Any, world: World
+) -> None:
+    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+    for name, path, shown in _pages(world):
+        response = page.goto(f"{live_server.url}{path}")
+        assert response.status == 200, path
+        text = page.inner_text("body")
+        assert shown.lower() in text.lower(), path
+        assert "Private LLM" not in text and "8.00" not in text, path
+        page.screenshot(path=str(SCREENSHOTS / f"{name}.png"), full_page=True)
+    # A matrix cell opens the set's kernel.
+    page.goto(f"{live_server.url}/matrix/")
+    page.click("table.matrix td.cell.faster a")
+    assert f"/submissions/{world.walk.submission_id}/" in page.url

@@ -2,22 +2,26 @@
 
 from __future__ import annotations
 
+import difflib
+import hashlib
 import math
 from typing import Any
 
 from django.core.cache import cache
-from django.http import HttpRequest, HttpResponse
-from django.shortcuts import render
+from django.http import Http404, HttpRequest, HttpResponse
+from django.shortcuts import get_object_or_404, render
 from django.urls import reverse
+from django.utils.safestring import mark_safe
 
-from leaderboard import services, views
-from leaderboard.models import EvaluationRun, Hardware, Query, QueryResult
+from leaderboard import highlighting, services, views
+from leaderboard.models import EvaluationRun, Hardware, Kernel, Query, QueryResult, Submission
+
+DIFF_CACHE_S = 24 * 3600
 
 
 def kernel_url(*, submission_id: int, number: int, run_id: int | None = None) -> str:
-    """A set's kernel for a query, with one run's result when given."""
-    url = reverse("submission_detail", args=[submission_id]) + (f"?run={run_id}" if run_id else "")
-    return f"{url}#q{number:02d}"
+    """A set's kernel page for a query, with one run's result when given."""
+    return reverse("kernel_detail", args=[submission_id, number]) + (f"?run={run_id}" if run_id else "")
 
 
 def _heat(speedup: float) -> str:
@@ -91,3 +95,70 @@ def matrix(request: HttpRequest) -> HttpResponse:
         **views.filter_tabs(hardware_list, hardware, scope),
     }
     return render(request, "leaderboard/matrix.html", ctx)
+
+
+def _visible_kernel(request: HttpRequest, submission_id: int, number: int) -> Kernel:
+    """The kernel of a set the user may open (a private set is a 404 to others)."""
+    submission = get_object_or_404(
+        Submission.objects.visible_to(request.user).select_related("language_model", "uploader"),
+        pk=submission_id,
+    )
+    kernel = get_object_or_404(submission.kernels.select_related("query"), query__number=number)
+    kernel.submission = submission
+    return kernel
+
+
+def torchplan_diff_html(kernel: Kernel) -> str:
+    """The kernel as a unified diff against its query's TorchPlan, highlighted; cached per kernel and plan
+    (neither changes once stored, but a TorchPlan may be reloaded)."""
+    plan = kernel.query.torchplan_source
+    key = f"kernel-diff:{kernel.pk}:{hashlib.sha256(plan.encode()).hexdigest()[:16]}"
+    html = cache.get(key)
+    if html is None:
+        lines = difflib.unified_diff(
+            plan.splitlines(keepends=True),
+            kernel.source.splitlines(keepends=True),
+            fromfile=f"torchplan/{kernel.query.slug}.py",
+            tofile=f"submitted/{kernel.filename}",
+        )
+        # A file without a final newline would run its last line into the next hunk's header.
+        text = "".join(line if line.endswith("\n") else line + "\n" for line in lines)
+        html = highlighting.to_html(text, "diff") if text else ""
+        cache.set(key, html, DIFF_CACHE_S)
+    return html
+
+
+def kernel_detail(request: HttpRequest, submission_id: int, number: int) -> HttpResponse:
+    kernel = _visible_kernel(request, submission_id, number)
+    # A run another user may not see (a feedback run, to all but the uploader) is not there for them.
+    runs = list(
+        EvaluationRun.objects.visible_to(request.user).filter(submission=kernel.submission).newest_first()
+    )
+    if run_id := request.GET.get("run"):
+        run = next((r for r in runs if str(r.pk) == run_id), None)
+        if run is None:
+            raise Http404("no such run for this submission")
+    else:
+        run = next((r for r in runs if r.status == EvaluationRun.Status.SUCCEEDED), None)
+    result = QueryResult.objects.filter(run=run, query=kernel.query).first() if run else None
+    stats = result.stats if result else {}
+    ctx = {
+        "submission": kernel.submission,
+        "kernel": kernel,
+        "query": kernel.query,
+        "runs": [r for r in runs if r.status == EvaluationRun.Status.SUCCEEDED],
+        "run": run,
+        "result": result,
+        "diff": mark_safe(torchplan_diff_html(kernel)),  # noqa: S308 (Pygments escaped every token)
+        "baseline_launches": stats.get("baseline_launches"),
+        "framework_fallback": stats.get("framework_fallback") or "",
+        "roofline_floor_ms": stats.get("roofline_floor_ms"),
+    }
+    return render(request, "leaderboard/kernel_detail.html", ctx)
+
+
+def kernel_raw(request: HttpRequest, submission_id: int, number: int) -> HttpResponse:
+    kernel = _visible_kernel(request, submission_id, number)
+    response = HttpResponse(kernel.source, content_type="text/plain; charset=utf-8")
+    response["Content-Disposition"] = f'inline; filename="{kernel.filename}"'
+    return response

@@ -24,6 +24,7 @@ from rest_framework.authtoken.models import Token
 
 from evaluator.errors import SubmissionError
 from evaluator.kernelset import KernelSet
+from leaderboard import highlighting
 from leaderboard.models import (
     BaselineCalibration,
     EvaluationRun,
@@ -114,7 +115,13 @@ def submission_create(
         archive_sha256=archive_sha256,
     )
     Kernel.objects.bulk_create(
-        Kernel(submission=submission, query=queries[number], source=source)
+        # bulk_create skips Kernel.save: each source is highlighted here, once.
+        Kernel(
+            submission=submission,
+            query=queries[number],
+            source=source,
+            source_html=highlighting.to_html(source, "python"),
+        )
         for number, source in sorted(kernel_set.kernels.items())
     )
     for hardware in Hardware.objects.active():

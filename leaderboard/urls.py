@@ -11,6 +11,14 @@ urlpatterns = [
     path("charts/ranking.svg", views.ranking_chart, name="ranking_chart"),
     path("submissions/<int:submission_id>/", views.submission_detail, name="submission_detail"),
     path("submissions/<int:submission_id>/publish/", views.submission_publish, name="submission_publish"),
+    path(
+        "submissions/<int:submission_id>/kernels/<int:number>/",
+        drilldown.kernel_detail,
+        name="kernel_detail",
+    ),
+    path(
+        "submissions/<int:submission_id>/kernels/<int:number>/raw/", drilldown.kernel_raw, name="kernel_raw"
+    ),
     path("compare/", views.compare, name="compare"),
     path("matrix/", drilldown.matrix, name="matrix"),
     path("queries/", views.query_list, name="query_list"),

@@ -9,8 +9,10 @@ from django.db import models
 from django.db.models import Exists, OuterRef, Q
 from django.urls import reverse
 from django.utils import timezone
+from django.utils.safestring import SafeString, mark_safe
 
 from evaluator.kernelset import KernelSet, Manifest
+from leaderboard import highlighting
 from leaderboard.models.catalogue import LanguageModel, Query
 
 
@@ -148,6 +150,9 @@ class Kernel(models.Model):
     submission = models.ForeignKey(Submission, on_delete=models.CASCADE, related_name="kernels")
     query = models.ForeignKey(Query, on_delete=models.PROTECT, related_name="kernels")
     source = models.TextField()
+    # Highlighted once, when the source is stored (`save`, or `services.submission_create`'s bulk insert),
+    # never per request: a set's page shows up to 22 of them.
+    source_html = models.TextField(blank=True, editable=False)
 
     class Meta:
         ordering = ["query__number"]
@@ -158,6 +163,20 @@ class Kernel(models.Model):
     def __str__(self) -> str:
         return f"{self.query.slug}.py of submission #{self.submission_id}"
 
+    def save(self, *args: Any, **kwargs: Any) -> None:
+        self.source_html = highlighting.to_html(self.source, "python")
+        if (fields := kwargs.get("update_fields")) is not None and "source" in fields:
+            kwargs["update_fields"] = {*fields, "source_html"}
+        super().save(*args, **kwargs)
+
+    def get_absolute_url(self) -> str:
+        return reverse("kernel_detail", args=[self.submission_id, self.query.number])
+
     @property
     def filename(self) -> str:
         return f"{self.query.slug}.py"
+
+    @property
+    def highlighted(self) -> SafeString:
+        """The stored highlighted source (Pygments escaped every token when it was stored)."""
+        return mark_safe(self.source_html or highlighting.to_html(self.source, "python"))  # noqa: S308

@@ -4,23 +4,18 @@ from __future__ import annotations
 
 from django import template
 from django.utils.safestring import SafeString, mark_safe
-from pygments import highlight as pygments_highlight
-from pygments.formatters import HtmlFormatter
-from pygments.lexers import PythonLexer, SqlLexer
 
+from leaderboard import highlighting
 from leaderboard.formatting import speedup_text
 
 register = template.Library()
 
-_LEXERS = {"python": PythonLexer, "sql": SqlLexer}
-# Line numbers in a table keep them out of copy-paste; the CSS is static/leaderboard/pygments.css.
-_FORMATTER = HtmlFormatter(cssclass="highlight", linenos="table", wrapcode=True)
-
 
 @register.filter
 def highlight(source: str, language: str = "python") -> SafeString:
-    """Source as highlighted HTML; Pygments escapes every token, so the result is safe."""
-    return mark_safe(pygments_highlight(source or "", _LEXERS[language](), _FORMATTER))  # noqa: S308
+    """A query's SQL or TorchPlan as highlighted HTML (a kernel's is stored: `Kernel.highlighted`);
+    Pygments escapes every token, so the result is safe."""
+    return mark_safe(highlighting.cached_html(source or "", language))  # noqa: S308
 
 
 @register.filter

@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from leaderboard import services
-from leaderboard.models import EvaluationRun, Query
+from leaderboard.models import EvaluationRun, Kernel, Query
 
 pytestmark = [
     pytest.mark.slow,
@@ -32,7 +32,7 @@ class World:
 @pytest.fixture
 def world(submit: Any, make_report: Any, cpu: Any, rival: Any) -> World:
     """Two published GPU-like sets (Q6 passes, Q14 gives a wrong answer), a private one, a feedback run."""
-    Query.objects.create(number=14, name="Promotion Effect", sql="select 1", torchplan_source="pass\n")
+    q14 = Query.objects.create(number=14, name="Promotion Effect", sql="select 1", torchplan_source="pass\n")
 
     def run(model: str, *, kernel_ms: float, publish: bool = True, **kwargs: Any) -> EvaluationRun:
         report = make_report(kernel_ms=kernel_ms, device="cuda")
@@ -40,6 +40,9 @@ def world(submit: Any, make_report: Any, cpu: Any, rival: Any) -> World:
             {"query": 14, "status": "wrong_answer", "reason": "row 3 differs", "trials": 1}
         )
         submission = submit(model=model, **kwargs)
+        Kernel.objects.create(
+            submission=submission, query=q14, source="def run_query(tables):\n    return {}\n"
+        )
         if publish:
             services.submission_publish(submission=submission, user=submission.uploader)
         return services.evaluation_record(run=submission.runs.get(), report=report)
@@ -65,6 +68,8 @@ def _pages(world: World) -> list[tuple[str, str, str]]:
         ("matrix", "/matrix/", "wrong answer"),
         ("submission", f"/submissions/{walk.submission_id}/", "Walk LLM"),
         ("compare", f"/compare/?a={walk.submission_id}&b={rival.submission_id}", "Rival LLM"),
+        ("kernel", f"/submissions/{walk.submission_id}/kernels/6/", "unified diff"),
+        ("kernel-failed", f"/submissions/{walk.submission_id}/kernels/14/", "row 3 differs"),
         ("queries", "/queries/", "Q6"),
         ("query", "/queries/6/", "Walk LLM"),
     ]
@@ -81,7 +86,11 @@ def test_a_visitor_walks_every_page_and_sees_only_published_sets(
         assert shown.lower() in text.lower(), path
         assert "Private LLM" not in text and "8.00" not in text, path
         page.screenshot(path=str(SCREENSHOTS / f"{name}.png"), full_page=True)
-    # A matrix cell opens the set's kernel.
+    # A matrix cell opens the set's kernel, whose raw source is a click away.
     page.goto(f"{live_server.url}/matrix/")
     page.click("table.matrix td.cell.faster a")
-    assert f"/submissions/{world.walk.submission_id}/" in page.url
+    assert f"/submissions/{world.walk.submission_id}/kernels/6/?run={world.walk.pk}" in page.url
+    assert "2.50" in page.inner_text(".kernel-result")  # this run's, not the feedback run's 8x
+    page.click("text=raw")
+    assert page.url.endswith("/kernels/6/raw/")
+    assert "def run_query" in page.inner_text("body")

@@ -10,7 +10,7 @@ from django.test.utils import CaptureQueriesContext
 from pytest_django.asserts import assertContains, assertNotContains
 
 from leaderboard import services
-from leaderboard.models import Query
+from leaderboard.models import Kernel, Query
 
 pytestmark = pytest.mark.django_db
 
@@ -40,8 +40,11 @@ def two_query_run(submit: Any, make_report: Any, q14: Query) -> Any:
                 "trials": 1,
             }
         )
-        run = submit(model=model, published=published).runs.get()
-        return services.evaluation_record(run=run, report=report)
+        submission = submit(model=model, published=published)
+        Kernel.objects.create(
+            submission=submission, query=q14, source="def run_query(tables):\n    return {}\n"
+        )
+        return services.evaluation_record(run=submission.runs.get(), report=report)
 
     return make
 
@@ -62,8 +65,8 @@ def test_the_matrix_has_a_column_per_ranked_set_best_first_and_a_row_per_query(
     # Q6: 4x faster, tinted green; 0.5x, red; each cell opens that set's kernel in that run.
     assert '<td class="cell faster" style="--heat: 0.66">' in rows[0]
     assert '<td class="cell slower" style="--heat: 0.41">' in rows[0]
-    assert f"/submissions/{fast.submission_id}/?run={fast.pk}#q06" in rows[0]
-    assert f"/submissions/{slow.submission_id}/?run={slow.pk}#q14" in rows[1]
+    assert f"/submissions/{fast.submission_id}/kernels/6/?run={fast.pk}" in rows[0]
+    assert f"/submissions/{slow.submission_id}/kernels/14/?run={slow.pk}" in rows[1]
     # Q14's failures are marked with their status, not a number.
     assert rows[1].count('<span class="badge wrong_answer">wrong answer</span>') == 2
 
@@ -122,3 +125,113 @@ def test_the_matrix_filters_by_hardware_and_scope_like_the_ranking(anonymous, tw
 def test_the_home_page_links_to_the_matrix(anonymous, two_query_run) -> None:
     two_query_run(model="Any LLM")
     assertContains(anonymous.get("/"), 'href="/matrix/"')
+
+
+def test_a_kernel_page_shows_the_result_timing_attribution_and_roofline(
+    anonymous, submit, timed_report
+) -> None:
+    report = timed_report(kernel_ms=0.5)
+    row = report["queries"][0]
+    row |= {"kernel_time_share": 0.08, "launches": 7}
+    row["stats"] |= {
+        "baseline_launches": 3,
+        "framework_fallback": "framework fallback: 8% of the device time is in the kernel file's own kernels",
+        "roofline_floor_ms": 0.21,
+        "flagged": "near the bandwidth floor: flagged for review",
+    }
+    run = services.evaluation_record(run=submit(model="Kernel LLM").runs.get(), report=report)
+    page = " ".join(anonymous.get(f"/submissions/{run.submission_id}/kernels/6/").content.decode().split())
+    assert "<title>Q6 kernel of #" in page
+    assert '<span class="badge passed">passed</span>' in page
+    assert "4.00×" in page
+    # The medians with their relative standard errors and samples.
+    assert (
+        '<td>kernel</td><td class="num">0.500</td><td class="num">0.50%</td><td class="num">40</td>' in page
+    )
+    assert (
+        "Timed against the <strong>compiled</strong> TorchPlan, the mode this hardware's calibration" in page
+    )
+    assert "<strong>8%</strong> of one profiled call" in page
+    assert "<strong>7</strong> (the TorchPlan: 3)" in page
+    assert "8% of the device time is in the kernel file&#x27;s own kernels" in page
+    assert "<strong>42%</strong> of the speed the bandwidth floor allows" in page
+    assert "at peak bandwidth: 0.210 ms" in page
+    assert "near the bandwidth floor: flagged for review" in page
+
+
+def test_a_kernel_page_shows_a_failures_status_and_reason(anonymous, two_query_run) -> None:
+    run = two_query_run(model="Failing LLM")
+    page = anonymous.get(f"/submissions/{run.submission_id}/kernels/14/?run={run.pk}")
+    assertContains(page, '<span class="badge wrong_answer">wrong answer</span>')
+    assertContains(page, '<pre class="log reason">row 3 differs</pre>')
+
+
+def test_a_kernel_page_highlights_the_source_and_diffs_it_against_the_torchplan(
+    anonymous, evaluated, q6
+) -> None:
+    run = evaluated(model="Diff LLM")
+    html = anonymous.get(f"/submissions/{run.submission_id}/kernels/6/").content.decode()
+    assert html.count('<div class="highlight">') == 2  # the source, then the diff
+    diff = html.split('<div class="code diff">')[1]
+    assert "torchplan/q06.py" in diff and "submitted/q06.py" in diff
+    assert '<span class="gd">-' in diff and '<span class="gi">+' in diff  # lines taken out and put in
+
+
+def test_a_kernels_source_is_highlighted_once_when_it_is_stored(anonymous, submit, monkeypatch) -> None:
+    from leaderboard import highlighting
+
+    kernel = submit(model="Stored LLM").kernels.get()
+    assert '<div class="highlight">' in kernel.source_html
+    calls = []
+    real = highlighting.to_html
+    monkeypatch.setattr(highlighting, "to_html", lambda *a: calls.append(a) or real(*a))
+    assertContains(anonymous.get(f"/submissions/{kernel.submission_id}/"), kernel.source_html, html=False)
+    assert not [a for a in calls if a[0] == kernel.source]  # not highlighted again per request
+    kernel.source = "print('edited')\n"
+    kernel.save(update_fields=["source"])  # as the admin's form saves an unevaluated set's kernel
+    kernel.refresh_from_db()
+    assert "edited" in kernel.source_html
+
+
+def test_the_raw_kernel_is_plain_text(anonymous, evaluated, kernel_set) -> None:
+    run = evaluated(model="Raw LLM")
+    response = anonymous.get(f"/submissions/{run.submission_id}/kernels/6/raw/")
+    assert response["Content-Type"] == "text/plain; charset=utf-8"
+    assert response["Content-Disposition"] == 'inline; filename="q06.py"'
+    assert response.content.decode() == kernel_set.kernels[6]
+
+
+def test_a_kernel_the_set_does_not_have_is_a_404(anonymous, evaluated, q14) -> None:
+    run = evaluated(model="One kernel LLM")
+    assert anonymous.get(f"/submissions/{run.submission_id}/kernels/14/").status_code == 404
+    assert anonymous.get(f"/submissions/{run.submission_id}/kernels/6/?run=999").status_code == 404
+
+
+def test_the_run_table_the_compare_page_and_the_matrix_link_to_kernel_pages(anonymous, two_query_run) -> None:
+    run = two_query_run(model="Linked LLM")
+    url = f"/submissions/{run.submission_id}/kernels/6/?run={run.pk}"
+    for path in (
+        run.get_absolute_url(),
+        f"/compare/?a={run.submission_id}&b={run.submission_id}",
+        "/matrix/",
+    ):
+        assertContains(anonymous.get(path), f'href="{url}"')
+
+
+@pytest.mark.django_db(transaction=True)
+def test_the_migration_highlights_the_kernels_stored_before(migrate) -> None:
+    old = migrate([("leaderboard", "0008_language_model_name_unique")])
+    user = old.get_model("auth", "User").objects.create(username="ada")
+    model = old.get_model("leaderboard", "LanguageModel").objects.create(name="LLM", slug="llm")
+    query = old.get_model("leaderboard", "Query").objects.create(
+        number=6, name="Q", sql="", torchplan_source=""
+    )
+    submission = old.get_model("leaderboard", "Submission").objects.create(
+        uploader=user, language_model=model, language="triton", scope="full"
+    )
+    kernel = old.get_model("leaderboard", "Kernel").objects.create(
+        submission=submission, query=query, source="def run_query(tables):\n    return {}\n"
+    )
+    new = migrate([("leaderboard", "0009_kernel_source_html")]).get_model("leaderboard", "Kernel")
+    html = new.objects.get(pk=kernel.pk).source_html
+    assert '<div class="highlight">' in html and '<span class="nf">run_query</span>' in html

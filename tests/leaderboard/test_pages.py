@@ -262,7 +262,7 @@ def test_two_sets_compare_side_by_side_per_query(anonymous, evaluated) -> None:
     html = page.content.decode()
     row = html.split('<a href="/queries/6/">Q6</a>')[1].split("</tr>")[0]
     assert row.index("4.00×") < row.index("wrong answer")
-    assert f'/submissions/{fast.submission_id}/#q06">source' in row
+    assert f'/submissions/{fast.submission_id}/kernels/6/?run={fast.pk}">kernel' in row
     assert "Fast LLM" in html and "Wrong LLM" in html
 
 

@@ -7,6 +7,8 @@ from typing import Any
 from django.core.files.uploadedfile import UploadedFile
 from django.shortcuts import get_object_or_404
 from django.urls import reverse
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import extend_schema, extend_schema_field, inline_serializer
 from rest_framework import serializers, status
 from rest_framework.exceptions import APIException
 from rest_framework.permissions import IsAuthenticated
@@ -25,11 +27,29 @@ def _error(code: str, detail: str, http_status: int = status.HTTP_400_BAD_REQUES
     return Response({"code": code, "detail": detail}, status=http_status)
 
 
+class ErrorSerializer(serializers.Serializer):
+    """Every 4xx the API answers itself: a stable code to branch on and a sentence to show."""
+
+    code = serializers.CharField()
+    detail = serializers.CharField()
+
+
+class RunSummarySerializer(serializers.Serializer):
+    """A run as listed in an upload's answer and on its set (`_run_summary`)."""
+
+    id = serializers.IntegerField()
+    url = serializers.URLField()
+    status = serializers.ChoiceField(choices=EvaluationRun.Status.choices)
+    hardware = serializers.CharField(help_text="the hardware's slug")
+    kind = serializers.ChoiceField(choices=EvaluationRun.Kind.choices)
+
+
 def _first_error(errors: dict[str, Any]) -> str:
     field, problems = next(iter(errors.items()))
     return f"{field}: {problems[0] if isinstance(problems, list) else problems}"
 
 
+@extend_schema_field(OpenApiTypes.BINARY)
 class FileOrTextField(serializers.Field):
     """manifest.json as an uploaded file, or its JSON text in a form field; checked by the reader."""
 
@@ -52,6 +72,16 @@ def _run_summary(request: Request, run: EvaluationRun) -> dict[str, Any]:
     }
 
 
+@extend_schema_field(
+    inline_serializer(
+        "Timing",
+        {
+            "ranked": serializers.BooleanField(),
+            "label": serializers.CharField(help_text='e.g. "correctness only"; "" when ranked'),
+            "reason": serializers.CharField(),
+        },
+    )
+)
 class TimingField(serializers.Field):
     """Whether a run's speed scores are ranked, and if not why: {"ranked", "label", "reason"}."""
 
@@ -88,13 +118,19 @@ class SubmissionCreateApi(APIView):
     class OutputSerializer(serializers.Serializer):
         submission = serializers.IntegerField()
         url = serializers.URLField()
-        runs = serializers.ListField(child=serializers.DictField())
+        runs = RunSummarySerializer(many=True)
         duplicate = serializers.BooleanField()
         # Private until the uploader posts here.
         publish_url = serializers.URLField()
 
+    @extend_schema(
+        operation_id="submission_create",
+        description="Kernel files go in any multipart field (e.g. `kernels`); their names (q06.py) count.",
+        request={"multipart/form-data": InputSerializer},
+        responses={202: OutputSerializer, 200: OutputSerializer, 400: ErrorSerializer, 429: ErrorSerializer},
+    )
     def post(self, request: Request) -> Response:
-        serializer = self.InputSerializer(data=request.data)
+        serializer = SubmissionCreateApi.InputSerializer(data=request.data)
         if not serializer.is_valid():
             return _error("invalid_input", _first_error(serializer.errors))
         # Kernel files come under any field name; their file names (qNN.py) are what counts.
@@ -116,7 +152,8 @@ class SubmissionCreateApi(APIView):
         except SubmissionError as exc:
             return _error(exc.code, exc.message)
         runs = submission.runs.select_related("hardware").order_by("id")
-        data = self.OutputSerializer(
+        # Named, not self.: the URL's view also lists (`SubmissionCollectionApi`), with its own serializer.
+        data = SubmissionCreateApi.OutputSerializer(
             {
                 "submission": submission.pk,
                 "url": request.build_absolute_uri(submission.get_absolute_url()),
@@ -152,6 +189,7 @@ class EvaluationRunDetailApi(APIView):
                 "pass_rate", "fast_1", "fast_2", "timing", "error", "report",
             ]  # fmt: skip
 
+    @extend_schema(operation_id="run_retrieve", responses=OutputSerializer)
     def get(self, request: Request, run_id: int) -> Response:
         runs = EvaluationRun.objects.visible_to(request.user).select_related("hardware", "submission")
         run = get_object_or_404(runs, pk=run_id)
@@ -176,9 +214,22 @@ class SubmissionDetailApi(APIView):
                 "runs",
             ]  # fmt: skip
 
+        @extend_schema_field(serializers.ListField(child=serializers.IntegerField()))
         def get_queries(self, submission: Submission) -> list[int]:
             return [kernel.query.number for kernel in submission.kernels.select_related("query")]
 
+        @extend_schema_field(
+            inline_serializer(
+                "SubmissionRun",
+                {
+                    **RunSummarySerializer().get_fields(),
+                    "overall_speedup": serializers.FloatField(allow_null=True),
+                    "pass_rate": serializers.FloatField(allow_null=True),
+                    "ranked": serializers.BooleanField(),
+                },
+                many=True,
+            )
+        )
         def get_runs(self, submission: Submission) -> list[dict[str, Any]]:
             request = self.context["request"]
             return [
@@ -193,9 +244,11 @@ class SubmissionDetailApi(APIView):
                 .newest_first()
             ]
 
+        @extend_schema_field(serializers.URLField())
         def get_url(self, submission: Submission) -> str:
             return self.context["request"].build_absolute_uri(submission.get_absolute_url())
 
+    @extend_schema(operation_id="submission_retrieve", responses=OutputSerializer)
     def get(self, request: Request, submission_id: int) -> Response:
         submissions = Submission.objects.visible_to(request.user).select_related("language_model", "uploader")
         submission = get_object_or_404(submissions, pk=submission_id)
@@ -212,6 +265,11 @@ class SubmissionPublishApi(APIView):
             model = Submission
             fields = ["id", "published_at"]
 
+    @extend_schema(
+        operation_id="submission_publish",
+        request=None,
+        responses={200: OutputSerializer, 400: ErrorSerializer},
+    )
     def post(self, request: Request, submission_id: int) -> Response:
         submission = get_object_or_404(Submission.objects.visible_to(request.user), pk=submission_id)
         try:

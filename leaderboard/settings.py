@@ -105,6 +105,10 @@ INSTALLED_APPS = [
     "django.contrib.humanize",
     "rest_framework",
     "rest_framework.authtoken",
+    "django_filters",
+    "drf_spectacular",
+    # Swagger UI's files, served from static/ like the site's: /api/docs/ loads nothing from a CDN.
+    "drf_spectacular_sidecar",
     "django_q",
     "leaderboard",
 ]
@@ -217,6 +221,26 @@ REST_FRAMEWORK = {
         "rest_framework.parsers.FormParser",
         "rest_framework.parsers.JSONParser",
     ],
+    # Lists only (GET /api/runs/ ...): ?page=N&page_size=M, see leaderboard/pagination.py.
+    "DEFAULT_PAGINATION_CLASS": "leaderboard.pagination.Pagination",
+    "PAGE_SIZE": 50,
+    "DEFAULT_SCHEMA_CLASS": "leaderboard.schema.AutoSchema",
+}
+SPECTACULAR_SETTINGS = {
+    "TITLE": f"{SITE_NAME} API",
+    "DESCRIPTION": "Kernel sets, their evaluation runs and per-query results; see docs/api.md.",
+    "VERSION": "1",
+    "SERVE_INCLUDE_SCHEMA": False,
+    # Uploads are multipart: separate request and response components keep file fields out of responses.
+    "COMPONENT_SPLIT_REQUEST": True,
+    "SWAGGER_UI_DIST": "SIDECAR",
+    "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
+    "REDOC_DIST": "SIDECAR",
+    # Two models have a "status": name their enums apart.
+    "ENUM_NAME_OVERRIDES": {
+        "RunStatusEnum": "leaderboard.models.EvaluationRun.Status",
+        "ResultStatusEnum": "leaderboard.models.QueryResult.Status",
+    },
 }
 
 # The evaluation: where data lives, how kernels are isolated, how long one set may take.

@@ -2,9 +2,9 @@ from __future__ import annotations
 
 from django.contrib import admin
 from django.contrib.auth import views as auth_views
-from django.urls import path
+from django.urls import include, path
 
-from leaderboard import apis, drilldown, views
+from leaderboard import drilldown, views
 
 urlpatterns = [
     path("", views.index, name="index"),
@@ -34,17 +34,6 @@ urlpatterns = [
         name="login",
     ),
     path("accounts/logout/", auth_views.LogoutView.as_view(), name="logout"),
-    path("api/submissions/", apis.SubmissionCreateApi.as_view(), name="api_submission_create"),
-    path(
-        "api/submissions/<int:submission_id>/",
-        apis.SubmissionDetailApi.as_view(),
-        name="api_submission_detail",
-    ),
-    path(
-        "api/submissions/<int:submission_id>/publish/",
-        apis.SubmissionPublishApi.as_view(),
-        name="api_submission_publish",
-    ),
-    path("api/runs/<int:run_id>/", apis.EvaluationRunDetailApi.as_view(), name="api_run_detail"),
+    path("api/", include("leaderboard.api_urls")),
     path("admin/", admin.site.urls),
 ]

@@ -4,6 +4,7 @@ never public. Every page and endpoint of leaderboard/urls.py is walked by anonym
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -90,7 +91,6 @@ MATRIX: list[tuple[str, str, str, Callable[[Cast], str], tuple[int, int, int, in
         (404, 200, 404, 200),
     ),
     (
-    (
         "kernel_detail",
         "private set",
         "get",
@@ -119,6 +119,7 @@ MATRIX: list[tuple[str, str, str, Callable[[Cast], str], tuple[int, int, int, in
         (404, 200, 404, 200),
     ),
     ("kernel_raw", "public set", "get", lambda c: f"/submissions/{c.public.pk}/kernels/6/raw/", (200,) * 4),
+    (
         "submission_publish",
         "private set",
         "post",
@@ -198,10 +199,74 @@ MATRIX: list[tuple[str, str, str, Callable[[Cast], str], tuple[int, int, int, in
         lambda c: f"/api/runs/{c.feedback_run.pk}/",
         (404, 200, 404, 200),
     ),
+    ("api_submission_create", "list", "get", lambda c: "/api/submissions/", (200, 200, 200, 200)),
+    ("api_schema", "OpenAPI", "get", lambda c: "/api/schema/", (200, 200, 200, 200)),
+    ("api_docs", "Swagger UI", "get", lambda c: "/api/docs/", (200, 200, 200, 200)),
+    ("api_hardware_list", "hardware", "get", lambda c: "/api/hardware/", (200, 200, 200, 200)),
+    ("api_hardware_detail", "CPU", "get", lambda c: "/api/hardware/cpu-test/", (200, 200, 200, 200)),
+    ("api_query_list", "queries", "get", lambda c: "/api/queries/", (200, 200, 200, 200)),
+    ("api_query_detail", "Q6", "get", lambda c: "/api/queries/6/", (200, 200, 200, 200)),
+    ("api_run_list", "runs", "get", lambda c: "/api/runs/", (200, 200, 200, 200)),
+    ("api_result_list", "results", "get", lambda c: "/api/results/", (200, 200, 200, 200)),
+    ("api_leaderboard", "JSON", "get", lambda c: "/api/leaderboard/", (200, 200, 200, 200)),
+    ("api_leaderboard", "CSV", "get", lambda c: "/api/leaderboard/?format=csv", (200, 200, 200, 200)),
+    (
+        "api_run_results",
+        "private run",
+        "get",
+        lambda c: f"/api/runs/{c.private_run.pk}/results/?format=csv",
+        (404, 200, 404, 200),
+    ),
+    (
+        "api_run_results",
+        "public run",
+        "get",
+        lambda c: f"/api/runs/{c.public_run.pk}/results/",
+        (200, 200, 200, 200),
+    ),
+    (
+        "api_run_results",
+        "feedback run",
+        "get",
+        lambda c: f"/api/runs/{c.feedback_run.pk}/results/",
+        (404, 200, 404, 200),
+    ),
+    (
+        "api_kernel_source",
+        "private set",
+        "get",
+        lambda c: f"/api/submissions/{c.private.pk}/kernels/q06.py",
+        (404, 200, 404, 200),
+    ),
+    (
+        "api_kernel_source",
+        "public set",
+        "get",
+        lambda c: f"/api/submissions/{c.public.pk}/kernels/q06.py",
+        (200, 200, 200, 200),
+    ),
+    (
+        "api_kernel_set_archive",
+        "private set",
+        "get",
+        lambda c: f"/api/submissions/{c.private.pk}/kernels.zip",
+        (404, 200, 404, 200),
+    ),
+    (
+        "api_kernel_set_archive",
+        "public set",
+        "get",
+        lambda c: f"/api/submissions/{c.public.pk}/kernels.zip",
+        (200, 200, 200, 200),
+    ),
     ("admin:index", "admin", "get", lambda c: "/admin/", (302, 302, 302, 200)),
 ]
 ACTORS = ("anonymous", "owner", "rival", "staff")
 LISTINGS = {"index", "ranking_chart", "matrix", "query_list", "query_detail"}
+# The API's lists and exports: those who are not the uploader (or staff) see no private set in them and no
+# feedback run's speedup (8.0 in JSON, where the pages write 8.00x); the leaderboard shows neither to anyone.
+API_LISTINGS = {"api_submission_create", "api_run_list", "api_result_list", "api_leaderboard"}
+FEEDBACK_SPEEDUP = re.compile(rb"(?<![\d.])8\.0(?![\d])")
 
 
 def _url_names(patterns: list[URLPattern | URLResolver], namespace: str = "") -> set[str]:
@@ -246,6 +311,11 @@ def test_each_page_and_endpoint_answers_each_actor_as_publication_allows(
         assert b"8.00" not in response.content  # the feedback run's speedup
     if response.status_code == 200 and actor in ("anonymous", "rival"):
         assert b"8.00" not in response.content  # nor anywhere else, for those who are not the uploader
+    if name in API_LISTINGS and (actor in ("anonymous", "rival") or name == "api_leaderboard"):
+        assert PRIVATE.encode() not in response.content
+        assert not FEEDBACK_SPEEDUP.search(response.content)
+    if name == "api_run_list" and actor == "owner":
+        assert FEEDBACK_SPEEDUP.search(response.content)  # where it may be shown, the pattern finds it
 
 
 @pytest.mark.parametrize("actor", ACTORS)

@@ -305,6 +305,50 @@ def _bench(args: argparse.Namespace) -> int:
     return 0 if all(r.correct for r in rows) else 1
 
 
+def _submit_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("kernel_set", type=Path, help="folder with manifest.json and qNN.py files")
+    parser.add_argument(
+        "--server", required=True, help="the leaderboard's address, e.g. http://127.0.0.1:8000"
+    )
+    parser.add_argument(
+        "--token",
+        default=os.environ.get("DKB_TOKEN"),
+        help="your API token (from the upload page; default: $DKB_TOKEN)",
+    )
+    parser.add_argument(
+        "--kind",
+        choices=("ranked", "feedback"),
+        default="ranked",
+        help="ranked (default): every active hardware, may be ranked once published; feedback: the set's "
+        "own queries only, never ranked or public",
+    )
+    parser.add_argument("--publish", action="store_true", help="make the set public right after the upload")
+    parser.add_argument("--no-wait", action="store_true", help="upload and return; do not follow the runs")
+    parser.add_argument("--poll", type=float, default=5.0, help="seconds between status checks (default 5)")
+    parser.add_argument("--wait", type=float, default=3600.0, help="give up following after this many s")
+
+
+def _submit(args: argparse.Namespace) -> int:
+    from evaluator.tools.submit import Client, submit
+
+    if not args.token:
+        print("error: give --token or set DKB_TOKEN (the upload page makes one)", file=sys.stderr)
+        return 2
+    if args.publish and args.kind == "feedback":
+        print("error: feedback runs are never public: drop --publish or use --kind ranked", file=sys.stderr)
+        return 2
+    return submit(
+        args.kernel_set,
+        client=Client(args.server, args.token),
+        kind=args.kind,
+        publish=args.publish,
+        wait=not args.no_wait,
+        poll_s=args.poll,
+        wait_s=args.wait,
+        echo=lambda line: print(line, flush=True),
+    )
+
+
 Arguments = Callable[[argparse.ArgumentParser], None]
 Handler = Callable[[argparse.Namespace], int]
 # name: (help, its arguments, its handler), in the order `--help` lists them
@@ -318,6 +362,7 @@ COMMANDS: dict[str, tuple[str, Arguments, Handler]] = {
     "validate": ("check every TorchPlan against DuckDB; prints a table", _validate_arguments, _validate),
     "bench": ("DuckDB vs eager vs compiled TorchPlan vs bandwidth floor", _bench_arguments, _bench),
     "torchplan": ("compile a SQL query into a TorchPlan module", _torchplan_arguments, _torchplan),
+    "submit": ("upload a kernel set to a leaderboard and wait for its results", _submit_arguments, _submit),
 }  # fmt: skip
 
 

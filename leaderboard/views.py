@@ -20,6 +20,7 @@ import evaluator
 from evaluator.errors import SubmissionError
 from evaluator.harness import baselines
 from leaderboard import charts, services, throttles
+from leaderboard.environment import run_environment
 from leaderboard.forms import UploadForm
 from leaderboard.models import BaselineCalibration, EvaluationRun, Hardware, Query, QueryResult, Submission
 
@@ -151,6 +152,8 @@ def submission_detail(request: HttpRequest, submission_id: int) -> HttpResponse:
     else:
         # The newest run that has results; otherwise the newest one, to show its status.
         run = next((r for r in runs if r.status == EvaluationRun.Status.SUCCEEDED), runs[0] if runs else None)
+    for queued in (r for r in runs if r.status == EvaluationRun.Status.QUEUED):
+        queued.queued_ahead = EvaluationRun.objects.ahead_of(queued)
     kernels = list(submission.kernels.select_related("query"))
     results = {result.query_id: result for result in run.results.all()} if run else {}
     ctx = {
@@ -160,6 +163,7 @@ def submission_detail(request: HttpRequest, submission_id: int) -> HttpResponse:
         "results": list(results.values()),
         "unstable": [result for result in results.values() if result.unstable],
         "kernels": [(kernel, results.get(kernel.query_id)) for kernel in kernels],
+        "environment": run_environment(run.report) if run else [],
         "auto_refresh": any(not r.is_final for r in runs),
         "is_owner": submission.uploader_id == request.user.pk,
     }

@@ -94,6 +94,13 @@ class EvaluationRunQuerySet(models.QuerySet["EvaluationRun"]):
         """Runs still waiting for or in evaluation."""
         return self.filter(status__in=[EvaluationRun.Status.QUEUED, EvaluationRun.Status.RUNNING])
 
+    def ahead_of(self, run: EvaluationRun) -> int:
+        """How many queued runs, of anyone, wait before this one on its hardware's queue (oldest first)."""
+        earlier = Q(created__lt=run.created) | Q(created=run.created, id__lt=run.pk)
+        return self.filter(
+            earlier, status=EvaluationRun.Status.QUEUED, hardware__queue=run.hardware.queue
+        ).count()
+
     def stale(self, *, started_before: datetime.datetime) -> EvaluationRunQuerySet:
         """Runs still marked running that a worker started before `started_before`: their worker is gone."""
         return self.filter(status=EvaluationRun.Status.RUNNING, started__lt=started_before)

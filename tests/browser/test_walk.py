@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from leaderboard import services
-from leaderboard.models import EvaluationRun, Kernel, Query
+from leaderboard.models import EvaluationRun, Kernel, Query, Submission
 
 pytestmark = [
     pytest.mark.slow,
@@ -27,6 +27,7 @@ class World:
     rival: EvaluationRun
     private: EvaluationRun
     feedback: EvaluationRun
+    queued: Submission
 
 
 @pytest.fixture
@@ -52,11 +53,15 @@ def world(submit: Any, make_report: Any, cpu: Any, rival: Any) -> World:
         submission=walk.submission, hardware=cpu, kind=EvaluationRun.Kind.FEEDBACK, enqueue=False
     )
     feedback = services.evaluation_record(run=feedback, report=make_report(kernel_ms=0.25, device="cuda"))
+    submit(model="Queued private LLM", user=rival)  # waits on the queue first, private
+    queued = submit(model="Queued LLM", user=rival)
+    services.submission_publish(submission=queued, user=rival)
     return World(
         walk=walk,
         rival=run("Rival LLM", kernel_ms=3.0, user=rival),
         private=run("Private LLM", kernel_ms=0.5, publish=False),
         feedback=feedback,
+        queued=queued,
     )
 
 
@@ -66,7 +71,8 @@ def _pages(world: World) -> list[tuple[str, str, str]]:
     return [
         ("home", "/", "Walk LLM"),
         ("matrix", "/matrix/", "wrong answer"),
-        ("submission", f"/submissions/{walk.submission_id}/", "Walk LLM"),
+        ("submission", f"/submissions/{walk.submission_id}/", "Environment"),
+        ("queued-run", f"/submissions/{world.queued.pk}/", "1 queued run ahead of it"),
         ("compare", f"/compare/?a={walk.submission_id}&b={rival.submission_id}", "Rival LLM"),
         ("kernel", f"/submissions/{walk.submission_id}/kernels/6/", "unified diff"),
         ("kernel-failed", f"/submissions/{walk.submission_id}/kernels/14/", "row 3 differs"),

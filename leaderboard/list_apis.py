@@ -9,7 +9,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from django.db.models import Prefetch, Q, QuerySet
+from django.db.models import BooleanField, ExpressionWrapper, Prefetch, Q, QuerySet
+from django.db.models.fields.json import KeyTransform
 from django.urls import reverse
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import generics, serializers
@@ -162,13 +163,27 @@ class EvaluationRunListApi(generics.ListAPIView):
         def get_url(self, run: EvaluationRun) -> str:
             return _absolute(self.context["request"], "api_run_detail", run.pk)
 
+        def to_representation(self, run: EvaluationRun) -> dict[str, Any]:
+            # Of its report, the row reads only the "timing" part (all `timing_label` and `timing_reason`
+            # look at), fetched alone by `get_queryset`.
+            run.report = {"timing": run.report_timing} if run.has_report else None
+            return super().to_representation(run)
+
     serializer_class = OutputSerializer
     filter_backends = [FilterBackend]
     filterset_class = EvaluationRunFilter
 
     def get_queryset(self) -> QuerySet[EvaluationRun]:
-        # The report stays in the database: a list of 50 runs would otherwise carry 50 full reports.
-        return runs_listed_to(self.request.user).defer("report").newest_first()
+        # The reports stay in the database (a page of 50 would carry 50 whole reports, ~100 KB each).
+        return (
+            runs_listed_to(self.request.user)
+            .defer("report")
+            .annotate(
+                report_timing=KeyTransform("timing", "report"),
+                has_report=ExpressionWrapper(Q(report__isnull=False), output_field=BooleanField()),
+            )
+            .newest_first()
+        )
 
 
 class QueryResultListApi(generics.ListAPIView):

@@ -168,3 +168,55 @@ def test_the_submissions_url_still_takes_uploads_and_only_those_need_a_token(
     response = anonymous.post("/api/submissions/", {})
     assert response.status_code == 401
     assert Submission.objects.count() == 0
+
+
+def test_a_run_lists_timing_is_the_detail_s_without_reading_whole_reports(
+    submit: Callable[..., Any],
+    make_report: Callable[..., dict[str, Any]],
+    timed_report: Callable[..., dict[str, Any]],
+    uploader: User,
+    cpu: Any,
+    gpu: Any,
+) -> None:
+    queued = submit(model="Queued LLM").runs.get(hardware=gpu)
+    cpu_run = services.evaluation_record(run=queued.submission.runs.get(hardware=cpu), report=make_report())
+    unstable = services.evaluation_record(
+        run=submit(model="Unsure LLM").runs.get(hardware=gpu), report=timed_report(kernel_stderr_pct=5.0)
+    )
+    stable = services.evaluation_record(
+        run=submit(model="Sure LLM").runs.get(hardware=gpu), report=timed_report()
+    )
+    client = client_of(uploader)
+    rows = {row["id"]: row["timing"] for row in client.get("/api/runs/?page_size=200").json()["results"]}
+    for run in (queued, cpu_run, unstable, stable):
+        assert rows[run.pk] == client.get(f"/api/runs/{run.pk}/").json()["timing"], run
+    assert rows[stable.pk]["ranked"] and not rows[unstable.pk]["ranked"]
+    assert rows[unstable.pk]["label"] == "unstable timing"
+    assert rows[cpu_run.pk]["label"] == "correctness only"
+
+
+@pytest.mark.parametrize("path", ["/api/submissions/", "/api/runs/", "/api/results/", "/api/leaderboard/"])
+def test_a_lists_queries_do_not_grow_with_its_rows(
+    path: str,
+    submit: Callable[..., Any],
+    timed_report: Callable[..., dict[str, Any]],
+    uploader: User,
+    gpu: Any,
+) -> None:
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    def evaluate(count: int) -> None:
+        for i in range(count):
+            run = submit(model=f"LLM {i} of {count}").runs.get(hardware=gpu)
+            services.evaluation_record(run=run, report=timed_report())
+
+    client = client_of(uploader)
+    evaluate(1)
+    with CaptureQueriesContext(connection) as one:
+        assert client.get(path).status_code == 200
+    evaluate(4)
+    with CaptureQueriesContext(connection) as five:
+        body = client.get(path).json()
+    assert len(body.get("results", body.get("rows"))) >= 5
+    assert len(five) == len(one)

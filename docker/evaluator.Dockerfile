@@ -27,7 +27,8 @@ COPY static static
 # The base image's CUDA build of torch and its triton stay; only the rest is installed.
 RUN pip install --no-deps . && pip install duckdb==1.5.5 duckdb-extension-tpch==1.5.5 sqlglot==30.31.0 \
     tqdm 'django>=5.2,<5.3' 'djangorestframework>=3.15,<4' 'django-q2>=1.11,<1.12' 'redis>=5,<9' \
-    'psycopg[binary]>=3.2,<4' 'dj-database-url>=2.2,<4' 'whitenoise>=6.7,<7' 'pygments>=2.18,<3' matplotlib
+    'psycopg[binary]>=3.2,<4' 'dj-database-url>=2.2,<4' 'whitenoise>=6.7,<7' 'pygments>=2.18,<3' matplotlib \
+    'django-filter>=24.3,<27' 'drf-spectacular>=0.28,<0.31' 'drf-spectacular-sidecar>=2024.11.1,<2028'
 # Runner containers start in /tmp (--workdir), so `python -m evaluator.runner` imports the installed package.
 RUN python -c "import evaluator.runner, sandbox" && useradd --system --uid 10001 --home-dir /tmp dkb
 USER dkb

@@ -25,6 +25,8 @@ class Bar:
     note: str = ""
     # The passing kernels alone, without falling back to the baseline: below 1x when they are slower.
     kernels_only: float | None = None
+    # Why there is no speed (e.g. "wrong answer"): drawn as a failure at 1x, with no bar.
+    failure: str = ""
 
 
 def speed_colour(value: float) -> str:
@@ -36,10 +38,17 @@ def speed_colour(value: float) -> str:
     return SLOWER
 
 
-def speedup_bars(bars: Sequence[Bar], *, title: str) -> bytes:
+AXIS_LABEL = (
+    "speedup over the baseline, log scale: right of 1x faster, left slower\n"
+    "bars: failing or slower kernels fall back to the baseline (as in the paper); "
+    "diamonds: the passing kernels alone"
+)
+
+
+def speedup_bars(bars: Sequence[Bar], *, title: str, axis_label: str = AXIS_LABEL) -> bytes:
     """Horizontal bars from 1x (the baseline) on a log axis centred there, best at the top: a faster
     entry extends right in blue, a slower one left in red, one within 5% of 1x is grey. A diamond marks
-    an entry's passing kernels alone, where given."""
+    an entry's passing kernels alone, where given; a failed entry is a red cross at 1x with its reason."""
     # Imported here: matplotlib costs ~0.3 s to import, and only this view needs it.
     from matplotlib.figure import Figure
     from matplotlib.ticker import FixedLocator, FuncFormatter, NullLocator
@@ -52,10 +61,10 @@ def speedup_bars(bars: Sequence[Bar], *, title: str) -> bytes:
         ax.set_axis_off()
     else:
         ordered = list(reversed(bars))
-        values = [b.value for b in ordered]
+        values = [1.0 if b.failure else b.value for b in ordered]
         positions = list(range(len(ordered)))
         # log(value) is what "twice as fast" and "twice as slow" have in common: symmetric around 1x.
-        shown = [v for b in ordered for v in (b.value, b.kernels_only) if v and v > 0]
+        shown = [v for b in ordered if not b.failure for v in (b.value, b.kernels_only) if v and v > 0]
         reach = max([abs(math.log10(v)) for v in shown] + [math.log10(2)]) + 0.35
         ax.set_xscale("log")
         ax.set_xlim(10**-reach, 10**reach)
@@ -72,6 +81,10 @@ def speedup_bars(bars: Sequence[Bar], *, title: str) -> bytes:
                     [bar.kernels_only], [y], marker="D", markersize=5, color=speed_colour(bar.kernels_only),
                     markeredgecolor=INK, markeredgewidth=0.6, linestyle="none",
                 )  # fmt: skip
+            if bar.failure:
+                ax.plot([1.0], [y], marker="X", markersize=8, color=SLOWER, linestyle="none")
+                ax.text(1.12, y, bar.failure, va="center", ha="left", fontsize=8, color=SLOWER)
+                continue
             text = speedup_text(bar.value, sign="x") + (f"  {bar.note}" if bar.note else "")
             if bar.kernels_only is not None:
                 text += f"  (kernels alone {speedup_text(bar.kernels_only, sign='x')})"
@@ -84,13 +97,7 @@ def speedup_bars(bars: Sequence[Bar], *, title: str) -> bytes:
         ax.xaxis.set_major_locator(FixedLocator(ticks))
         ax.xaxis.set_minor_locator(NullLocator())
         ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}x"))
-        ax.set_xlabel(
-            "speedup over the baseline, log scale: right of 1x faster, left slower\n"
-            "bars: failing or slower kernels fall back to the baseline (as in the paper); "
-            "diamonds: the passing kernels alone",
-            fontsize=8,
-            color=MUTED,
-        )
+        ax.set_xlabel(axis_label, fontsize=8, color=MUTED)
         for side in ("top", "right"):
             ax.spines[side].set_visible(False)
         ax.tick_params(axis="x", labelsize=8, colors=MUTED)

@@ -13,7 +13,7 @@ from django.shortcuts import get_object_or_404, render
 from django.urls import reverse
 from django.utils.safestring import mark_safe
 
-from leaderboard import highlighting, services, views
+from leaderboard import charts, highlighting, services, views
 from leaderboard.models import EvaluationRun, Hardware, Kernel, Query, QueryResult, Submission
 
 DIFF_CACHE_S = 24 * 3600
@@ -161,4 +161,51 @@ def kernel_raw(request: HttpRequest, submission_id: int, number: int) -> HttpRes
     kernel = _visible_kernel(request, submission_id, number)
     response = HttpResponse(kernel.source, content_type="text/plain; charset=utf-8")
     response["Content-Disposition"] = f'inline; filename="{kernel.filename}"'
+    return response
+
+
+QUERY_CHART_ROWS = 20
+
+
+def query_chart_bars(query: Query) -> list[charts.Bar]:
+    """The published kernels of a query in the ranked runs (each set's latest per hardware): passing ones
+    fastest first, then the failures, as the query page lists them."""
+    ranked = EvaluationRun.objects.ranked().order_by().values("id")
+    results = (
+        QueryResult.objects.filter(query=query, run__in=ranked)
+        .exclude(status=QueryResult.Status.MISSING)
+        .select_related("run__hardware", "run__submission__language_model")
+    )
+    passed = sorted((r for r in results if r.passed and r.speedup), key=lambda r: -(r.speedup or 0))
+    failed = [r for r in results if not r.passed]
+    bars = []
+    for result in (passed + failed)[:QUERY_CHART_ROWS]:
+        submission = result.run.submission
+        label = f"{submission.language_model.name} {submission.configuration} · {result.run.hardware.name}"
+        bars.append(
+            charts.Bar(
+                label=label,
+                value=result.speedup or 1.0,
+                failure="" if result.passed else f"failed: {result.get_status_display()}",
+            )
+        )
+    return bars
+
+
+def query_chart(request: HttpRequest, number: int) -> HttpResponse:
+    query = get_object_or_404(Query, number=number)
+    key = f"query-chart:{services.cache_generation()}:{query.number}"
+    svg = cache.get(key)
+    if svg is None:
+        svg = charts.speedup_bars(
+            query_chart_bars(query),
+            title=f"{query.label} {query.name}: published kernels against the TorchPlan baseline",
+            axis_label=(
+                "this query's kernel against the baseline on the same hardware, log scale: right of 1x "
+                "faster, left slower\nx: the kernel failed (no speed); each set's latest ranked run"
+            ),
+        )
+        cache.set(key, svg, views.RANKING_CACHE_S)
+    response = HttpResponse(svg, content_type="image/svg+xml")
+    response["Cache-Control"] = "public, max-age=60"
     return response

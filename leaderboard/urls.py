@@ -23,6 +23,7 @@ urlpatterns = [
     path("matrix/", drilldown.matrix, name="matrix"),
     path("queries/", views.query_list, name="query_list"),
     path("queries/<int:number>/", views.query_detail, name="query_detail"),
+    path("queries/<int:number>/chart.svg", drilldown.query_chart, name="query_chart"),
     path("upload/", views.upload, name="upload"),
     path("upload/token/", views.token_create, name="token_create"),
     path("upload/token/revoke/", views.token_revoke, name="token_revoke"),

@@ -236,6 +236,9 @@ def query_detail(request: HttpRequest, number: int) -> HttpResponse:
         # Speeds only from runs whose timing may be ranked; the others show that a kernel is correct.
         "best": passed.filter(run__in=ranked).order_by("-speedup")[:10],
         "correct": passed.filter(run__in=unranked).order_by("-run__finished")[:10],
+        "failed": QueryResult.objects.filter(query=query, run__in=ranked)
+        .exclude(status__in=[QueryResult.Status.PASSED, QueryResult.Status.MISSING])
+        .exists(),
         "calibrations": BaselineCalibration.objects.current(query=query),
         "baseline_rule": baselines.RULE,
     }

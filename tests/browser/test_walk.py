@@ -78,6 +78,7 @@ def _pages(world: World) -> list[tuple[str, str, str]]:
         ("kernel-failed", f"/submissions/{walk.submission_id}/kernels/14/", "row 3 differs"),
         ("queries", "/queries/", "Q6"),
         ("query", "/queries/6/", "Walk LLM"),
+        ("query-failures", "/queries/14/", "Promotion Effect"),
     ]
 
 
@@ -91,6 +92,10 @@ def test_a_visitor_walks_every_page_and_sees_only_published_sets(
         text = page.inner_text("body")
         assert shown.lower() in text.lower(), path
         assert "Private LLM" not in text and "8.00" not in text, path
+        # Every image (the charts) loaded and drew.
+        assert page.eval_on_selector_all(
+            "img", "imgs => imgs.every(i => i.complete && i.naturalWidth > 0)"
+        ), path
         page.screenshot(path=str(SCREENSHOTS / f"{name}.png"), full_page=True)
     # A matrix cell opens the set's kernel, whose raw source is a click away.
     page.goto(f"{live_server.url}/matrix/")

@@ -9,7 +9,7 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 from pytest_django.asserts import assertContains, assertNotContains
 
-from leaderboard import services
+from leaderboard import drilldown, services
 from leaderboard.models import Kernel, Query
 
 pytestmark = pytest.mark.django_db
@@ -235,3 +235,40 @@ def test_the_migration_highlights_the_kernels_stored_before(migrate) -> None:
     new = migrate([("leaderboard", "0009_kernel_source_html")]).get_model("leaderboard", "Kernel")
     html = new.objects.get(pk=kernel.pk).source_html
     assert '<div class="highlight">' in html and '<span class="nf">run_query</span>' in html
+
+
+def test_a_query_chart_shows_its_published_kernels_fastest_first_and_failures_as_failures(
+    anonymous, two_query_run
+) -> None:
+    two_query_run(model="Slow LLM", kernel_ms=4.0)
+    two_query_run(model="Fast LLM", kernel_ms=0.5)
+    two_query_run(model="Private LLM", kernel_ms=0.1, published=False)
+    chart = anonymous.get("/queries/6/chart.svg")
+    assert chart["Content-Type"] == "image/svg+xml"
+    svg = chart.content.decode()
+    bars = drilldown.query_chart_bars(Query.objects.get(number=6))
+    assert [b.label.split()[0] for b in bars] == ["Fast", "Slow"]  # the fastest at the top
+    assert "4.00x" in svg and "0.50x" in svg
+    assert "Private LLM" not in svg and "failed:" not in svg
+    failures = anonymous.get("/queries/14/chart.svg").content.decode()
+    assert failures.count("failed: wrong answer") == 2
+    assert "x: the kernel failed" in failures
+
+
+def test_a_query_page_shows_its_chart_once_a_kernel_is_published(anonymous, q6, two_query_run) -> None:
+    assertNotContains(anonymous.get("/queries/6/"), "/queries/6/chart.svg")
+    run = two_query_run(model="Charted LLM")
+    page = anonymous.get("/queries/6/")
+    assertContains(page, 'src="/queries/6/chart.svg"')
+    assertContains(page, f'href="/submissions/{run.submission_id}/kernels/6/?run={run.pk}"')
+    assertContains(anonymous.get("/queries/14/"), 'src="/queries/14/chart.svg"')  # failures alone
+
+
+def test_a_query_chart_is_fresh_after_a_new_result(
+    anonymous, two_query_run, django_capture_on_commit_callbacks
+) -> None:
+    two_query_run(model="Early LLM")
+    assert "Late LLM" not in anonymous.get("/queries/6/chart.svg").content.decode()
+    with django_capture_on_commit_callbacks(execute=True):
+        two_query_run(model="Late LLM")
+    assert "Late LLM" in anonymous.get("/queries/6/chart.svg").content.decode()

@@ -150,6 +150,7 @@ MATRIX: list[tuple[str, str, str, Callable[[Cast], str], tuple[int, int, int, in
     ("matrix", "matrix", "get", lambda c: "/matrix/", (200, 200, 200, 200)),
     ("query_list", "queries", "get", lambda c: "/queries/", (200, 200, 200, 200)),
     ("query_detail", "Q6", "get", lambda c: "/queries/6/", (200, 200, 200, 200)),
+    ("query_chart", "Q6", "get", lambda c: "/queries/6/chart.svg", (200, 200, 200, 200)),
     ("upload", "form", "get", lambda c: "/upload/", (302, 200, 200, 200)),
     ("token_create", "new token", "post", lambda c: "/upload/token/", (302, 302, 302, 302)),
     ("token_revoke", "revoke token", "post", lambda c: "/upload/token/revoke/", (302, 302, 302, 302)),
@@ -262,7 +263,7 @@ MATRIX: list[tuple[str, str, str, Callable[[Cast], str], tuple[int, int, int, in
     ("admin:index", "admin", "get", lambda c: "/admin/", (302, 302, 302, 200)),
 ]
 ACTORS = ("anonymous", "owner", "rival", "staff")
-LISTINGS = {"index", "ranking_chart", "matrix", "query_list", "query_detail"}
+LISTINGS = {"index", "ranking_chart", "matrix", "query_list", "query_detail", "query_chart"}
 # The API's lists and exports: those who are not the uploader (or staff) see no private set in them and no
 # feedback run's speedup (8.0 in JSON, where the pages write 8.00x); the leaderboard shows neither to anyone.
 API_LISTINGS = {"api_submission_create", "api_run_list", "api_result_list", "api_leaderboard"}

@@ -62,6 +62,7 @@ test: install bubblewrap chromium
 lint:
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
+	$(VENV)/bin/mypy
 
 format:
 	$(VENV)/bin/ruff check --fix .

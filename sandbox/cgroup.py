@@ -166,9 +166,9 @@ def _enable_controllers(path: Path) -> None:
 def _create_v1(name: str, limits: Limits) -> Cgroup | None:
     own: dict[str, str] = {}
     for line in Path("/proc/self/cgroup").read_text().splitlines():
-        _, controllers, path = line.split(":", 2)
+        _, controllers, relative = line.split(":", 2)
         for controller in controllers.split(","):
-            own[controller] = path
+            own[controller] = relative
     dirs: dict[str, Path] = {}
     try:
         for point, kind, options in _mounts():

@@ -133,8 +133,8 @@ class BubblewrapLauncher(LimitedLauncher):
             "--proc", "/proc", "--dev", "/dev", "--size", str(self.limits.scratch_bytes), "--tmpfs", "/tmp",
             "--clearenv", "--chdir", "/tmp",
         ]  # fmt: skip
-        for path in SYSTEM_DIRS:
-            command += _bind_ro(Path(path))
+        for system_dir in SYSTEM_DIRS:
+            command += _bind_ro(Path(system_dir))
         for name in ETC_FILES:
             command += _bind_ro(Path("/etc") / name)
         # The Python environment (a venv and the interpreter it points to), read-only, at the same paths.

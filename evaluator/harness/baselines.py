@@ -96,7 +96,9 @@ def store(data_dir: Path, scale_factor: float, device: str, rows: list[dict[str,
         document = {"calibrations": []}
     wanted = key(device) | {"scale_factor": scale_factor}
     entries = document["calibrations"]
-    entry = next((e for e in entries if all(e.get(k) == v for k, v in wanted.items())), None)
+    entry: dict[str, Any] | None = next(
+        (e for e in entries if all(e.get(k) == v for k, v in wanted.items())), None
+    )
     if entry is None:
         entry = wanted | {"rule": RULE, "queries": {}}
         entries.append(entry)

@@ -7,6 +7,7 @@ Used by evaluator/harness/session.py; never imports a kernel. Results arrive as 
 from __future__ import annotations
 
 import os
+from collections.abc import Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
@@ -37,14 +38,22 @@ class Answers:
         query: Query,
         folders: list[Path],
         candidates: list[dict[str, Any]],
-        fresh: list[dict[str, Any]] = (),
+        fresh: Sequence[dict[str, Any]] = (),
         cores: frozenset[int] | None = None,
         seed: int = 0,
     ) -> None:
         # On `cores` (evaluator/harness/cores.py): the pool's thread opens the connections, so DuckDB's worker
         # threads start there too.
-        pinning = {"initializer": os.sched_setaffinity, "initargs": (0, cores)} if cores else {}
-        self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="dkb-answers", **pinning)
+        self._pool = (
+            ThreadPoolExecutor(
+                max_workers=1,
+                thread_name_prefix="dkb-answers",
+                initializer=os.sched_setaffinity,
+                initargs=(0, cores),
+            )
+            if cores
+            else ThreadPoolExecutor(max_workers=1, thread_name_prefix="dkb-answers")
+        )
         self._threads = len(cores) if cores else max(1, (os.cpu_count() or 2) // 2)
         self._connections: dict[Path, duckdb.DuckDBPyConnection] = {}  # used by the pool's one thread
 

@@ -4,11 +4,15 @@ from __future__ import annotations
 
 import random
 
-from evaluator.queries.ranges import Integers
+from evaluator.queries.ranges import Integers, Range
 from evaluator.queries.spec import Query
 from evaluator.queries.words import brand
 
-QUANTITIES = {"quantity1": Integers(1, 10), "quantity2": Integers(10, 20), "quantity3": Integers(20, 30)}
+QUANTITIES: dict[str, Range] = {
+    "quantity1": Integers(1, 10),
+    "quantity2": Integers(10, 20),
+    "quantity3": Integers(20, 30),
+}
 
 
 def random_params(rng: random.Random) -> dict:

@@ -12,7 +12,7 @@ import random
 from collections.abc import Sequence
 from dataclasses import dataclass
 from decimal import Decimal
-from typing import Any
+from typing import Any, cast
 
 
 class Range:
@@ -53,7 +53,8 @@ class Decimals(Range):
 
     def values(self) -> tuple[float, ...]:
         low, high = Decimal(self.low), Decimal(self.high)
-        step = Decimal(1).scaleb(low.as_tuple().exponent)
+        exponent = cast(int, low.as_tuple().exponent)  # an int for a finite decimal, as written
+        step = Decimal(1).scaleb(exponent)
         return tuple(float(low + k * step) for k in range(int((high - low) / step) + 1))
 
 

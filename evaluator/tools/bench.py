@@ -156,7 +156,9 @@ def table(rows: list[BenchRow]) -> str:
         lines.append(line)
     done = [r for r in rows if r.compiled_ms is not None and r.eager_ms is not None]
     total = {k: sum(getattr(r, k) or 0 for r in done) for k in ("duckdb_ms", "eager_ms", "compiled_ms")}
-    base_total = sum(min(r.eager_ms, r.compiled_ms) for r in done)  # type: ignore[type-var]
+    base_total = sum(
+        min(r.eager_ms, r.compiled_ms) for r in done if r.eager_ms is not None and r.compiled_ms is not None
+    )
     floor_total = sum(r.floor_ms or 0 for r in done)
     line = (
         f"| total ({len(done)}) | {total['duckdb_ms']:.1f} | {total['eager_ms']:.2f} | "

@@ -197,16 +197,18 @@ def year(days: torch.Tensor) -> torch.Tensor:
 # --- strings -----------------------------------------------------------------------------------
 
 
-def sql_like(pattern: str) -> Callable[[str], bool]:
-    """SQL LIKE as a host predicate for dictionary entries: '%' is any run of characters, '_' any one."""
+def sql_like(pattern: str) -> Callable[[str], re.Match[str] | None]:
+    """SQL LIKE as a host predicate for dictionary entries (a match, truthy, or None): '%' is any run of
+    characters, '_' any one."""
     regex = "".join(".*" if c == "%" else "." if c == "_" else re.escape(c) for c in pattern)
     return re.compile(regex, re.DOTALL).fullmatch
 
 
 def dictionary_mask(
-    dictionary: Sequence[str], predicate: Callable[[str], bool], device: torch.device | str
+    dictionary: Sequence[str], predicate: Callable[[str], object], device: torch.device | str
 ) -> torch.Tensor:
-    """Evaluate a string predicate once per dictionary entry on the host; index the result by codes."""
+    """Evaluate a string predicate (its result's truth) once per dictionary entry on the host; index the
+    result by codes."""
     return torch.tensor([bool(predicate(s)) for s in dictionary], dtype=torch.bool, device=device)
 
 

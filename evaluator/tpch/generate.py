@@ -14,6 +14,7 @@ import os
 import shutil
 import time
 from pathlib import Path
+from typing import Any
 
 import duckdb
 import numpy as np
@@ -77,7 +78,7 @@ def prepare(data_dir: Path, scale_factor: float, *, progress: bool = True) -> Pa
         con.execute(f"CALL dbgen(sf={scale_factor})")
         if progress:
             print(f"dbgen took {time.perf_counter() - started:.1f} s", flush=True)
-        meta = {"format_version": FORMAT_VERSION, "scale_factor": scale_factor, "tables": {}}
+        meta: dict[str, Any] = {"format_version": FORMAT_VERSION, "scale_factor": scale_factor, "tables": {}}
         columns = [(t, c, ty) for t in TABLES for c, ty, *_ in con.execute(f"DESCRIBE {t}").fetchall()]
         for table, column, sql_type in tqdm(columns, desc="columns", disable=not progress, unit="col"):
             array, info = _export_column(con, table, column, sql_type)
@@ -108,7 +109,10 @@ def _current(folder: Path) -> bool:
         return False
 
 
-def _export_column(con, table: str, column: str, sql_type: str) -> tuple[np.ndarray | None, dict]:
+def _export_column(
+    con: duckdb.DuckDBPyConnection, table: str, column: str, sql_type: str
+) -> tuple[np.ndarray | None, dict[str, Any]]:
+    info: dict[str, Any]
     if sql_type == "DATE":
         query = f"SELECT ({column} - DATE '1970-01-01')::INTEGER AS v FROM {table}"
         info = {"dtype": "int32", "encoding": "days_since_1970", "sql_type": sql_type}

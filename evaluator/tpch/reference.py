@@ -24,7 +24,7 @@ def reference_answer(
     """Result columns by name, in the device encodings (dates as days, decimals as float64). `con`: an
     open read-only connection to the folder's database (its buffer pool warm), else one just for this."""
     own = con is None
-    con = connect(Path(sf_folder) / "tpch.duckdb", read_only=True) if own else con
+    con = connect(Path(sf_folder) / "tpch.duckdb", read_only=True) if con is None else con
     try:
         relation = con.sql(query.sql(**params))
         names, types = relation.columns, [str(t) for t in relation.types]

@@ -9,6 +9,7 @@ computed once per key and gathered back). Other uses are refused.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import replace
 
 from sqlglot import exp
@@ -28,7 +29,7 @@ def is_grouped(body: exp.Select) -> bool:
     return bool(has_agg or body.args.get("having"))
 
 
-def null_rejecting(condition: exp.Expression, alias: str) -> bool:
+def null_rejecting(condition: exp.Expr, alias: str) -> bool:
     """The WHERE conjunct is false or NULL whenever the columns of `alias` are NULL."""
     if isinstance(condition, exp.Not) and isinstance(condition.this, exp.Is):
         return isinstance(condition.this.expression, exp.Null)
@@ -73,7 +74,7 @@ def lower_grouped(alias: str, body: exp.Select, binding: Binding) -> tuple[Deriv
     return derived, Relation(alias, alias, having), columns
 
 
-def _replace_aggs(expr: Expr, column: callable) -> Expr:  # type: ignore[valid-type]
+def _replace_aggs(expr: Expr, column: Callable[[Agg], Col]) -> Expr:
     if isinstance(expr, Agg):
         return column(expr)
     if isinstance(expr, Op):
@@ -84,7 +85,7 @@ def _replace_aggs(expr: Expr, column: callable) -> Expr:  # type: ignore[valid-t
     return expr
 
 
-def _conjuncts(condition: exp.Expression) -> list[exp.Expression]:
+def _conjuncts(condition: exp.Expr) -> list[exp.Expr]:
     if isinstance(condition, exp.And):
         return _conjuncts(condition.this) + _conjuncts(condition.expression)
     if isinstance(condition, exp.Paren):

@@ -10,8 +10,9 @@ dictionary codes) or exact packed keys with `torch.unique`; (7) HAVING, ORDER BY
 from __future__ import annotations
 
 import textwrap
+from collections.abc import Callable
 
-from evaluator.torchplan.compiler.emit_group import Grouping, aggregates_of, identifier, nullable
+from evaluator.torchplan.compiler.emit_group import Env, Grouping, aggregates_of, identifier, nullable
 from evaluator.torchplan.compiler.emit_host import HostArgs, HostUse, signature
 from evaluator.torchplan.compiler.errors import UnsupportedSQL
 from evaluator.torchplan.compiler.exprcode import PRECEDENCE, ExprCode
@@ -68,10 +69,12 @@ class CoreEmitter(Grouping):
             return
         self.lines.append(f"    {line}" if line else "")
 
-    def expr(self, expr: Expr, column=None, agg=None) -> str:
+    def expr(self, expr: Expr, column: Env | None = None, agg: Callable[[Agg], str] | None = None) -> str:
         return self._expr_prec(expr, column, agg)[0]
 
-    def _expr_prec(self, expr: Expr, column=None, agg=None) -> tuple[str, int]:
+    def _expr_prec(
+        self, expr: Expr, column: Env | None = None, agg: Callable[[Agg], str] | None = None
+    ) -> tuple[str, int]:
         """The code and its operator precedence (to parenthesize it as an operand)."""
         coder = ExprCode(column or self.var, self.host.name_for, agg, self.match_keys.__getitem__)
         code = coder.code_prec(expr)
@@ -209,6 +212,7 @@ class CoreEmitter(Grouping):
         if derived.block is not None:
             self._derived_block(derived, derived.block)
             return
+        assert derived.source is not None  # None only for a subquery with a block of its own
         source, key = derived.source, self.var(derived.key)
         grouped = f"{source.table} grouped by {derived.source_key.name}"
         self.out(f"# Subquery {derived.alias}: {grouped}, one row per key (a grouped subquery or view).")

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, cast
 
 from evaluator.torchplan.compiler.errors import UnsupportedSQL
 from evaluator.torchplan.compiler.ir import Agg, Block, Col, Expr, columns, walk
@@ -11,19 +11,36 @@ from evaluator.torchplan.compiler.rewrites import independent_keys
 from evaluator.torchplan.compiler.schema import Kind
 
 if TYPE_CHECKING:
-    from evaluator.torchplan.compiler.emit import CoreEmitter
+    from evaluator.torchplan.compiler.emit_host import HostUse
 
 Env = Callable[[Col], str]
 
 
 class Grouping:
-    """Mixed into CoreEmitter; `self` is a CoreEmitter."""
+    """Mixed into CoreEmitter (emit.py), whose state and helpers below it uses."""
 
-    def _any_root_col(self: CoreEmitter) -> Col:
+    block: Block
+    host: HostUse
+    lines: list[str]
+    tensors: dict[Col, str]
+    rebound: set[Col]
+
+    if TYPE_CHECKING:
+
+        def var(self, col: Col) -> str: ...
+        def mask(self, alias: str) -> str: ...
+        def out(self, line: str = "") -> None: ...
+        def expr(
+            self, expr: Expr, column: Env | None = None, agg: Callable[[Agg], str] | None = None
+        ) -> str: ...
+        def _conjunction(self, conditions: list[Expr], *, wrap: bool = True) -> str: ...
+        def _agg_name(self, agg: Agg, names: dict[Agg, str]) -> str: ...
+
+    def _any_root_col(self) -> Col:
         root = self.block.root
         return next(c for c in self.tensors if c.alias == root)
 
-    def _compact(self: CoreEmitter, masked: set[str]) -> None:
+    def _compact(self, masked: set[str]) -> None:
         block = self.block
         root = block.root
         self.out("# Late materialization: the surviving rows, then only the columns still needed.")
@@ -58,7 +75,7 @@ class Grouping:
             for alias in sorted(needed):
                 self.out(f"{alias}_rows = {alias}_rows[keep]")
 
-    def _row_columns(self: CoreEmitter) -> set[Col]:
+    def _row_columns(self) -> set[Col]:
         """Columns evaluated on every joined row: residual, grouping keys, aggregate arguments."""
         block = self.block
         found: set[Col] = set()
@@ -70,17 +87,17 @@ class Grouping:
             found |= self._post_columns()
         return found
 
-    def _post_columns(self: CoreEmitter) -> set[Col]:
+    def _post_columns(self) -> set[Col]:
         found: set[Col] = set()
         for expr in _post_exprs(self.block):
             inside = {c for node in walk(expr) if isinstance(node, Agg) for c in columns(node)}
             found |= columns(expr) - inside
         return found
 
-    def _row_env(self: CoreEmitter) -> Env:
+    def _row_env(self) -> Env:
         return lambda col: f"{col.alias}_rows" if col.kind is Kind.TEXT else self.var(col)
 
-    def _group(self: CoreEmitter) -> tuple[Env, dict[Agg, str]]:
+    def _group(self) -> tuple[Env, dict[Agg, str]]:
         block = self.block
         keys = independent_keys(block)
         row = self._row_env()
@@ -113,12 +130,12 @@ class Grouping:
             for name in dict.fromkeys(names.values()):
                 self.out(f"{name} = {name}[present]")
 
-            def env(col: Col) -> str:
+            def decoded_env(col: Col) -> str:
                 if col not in decoded:
                     raise UnsupportedSQL(f"column {col.name} in SELECT that is not a GROUP BY key")
                 return decoded[col]
 
-            return env, names
+            return decoded_env, names
         parts, widths = [], []
         for i, key in enumerate(keys):
             code = self.expr(key, column=row)
@@ -165,16 +182,16 @@ class Grouping:
         )
         self._group_aggregates(names, always_count=False)
 
-        def env(col: Col) -> str:
+        def first_row_env(col: Col) -> str:
             if col.kind is Kind.TEXT:
                 return f"{col.alias}_rows[first]"
             if col in self.rebound:
                 return f"{self.var(col)}[first]"
             return f"{self.var(col)}[{col.alias}_rows[first]]"
 
-        return env, names
+        return first_row_env, names
 
-    def _group_aggregates(self: CoreEmitter, names: dict[Agg, str], *, always_count: bool) -> str:
+    def _group_aggregates(self, names: dict[Agg, str], *, always_count: bool) -> str:
         row = self._row_env()
         aggs = aggregates_of(self.block)
         count_agg = Agg("count", None, Kind.INT)
@@ -200,7 +217,7 @@ class Grouping:
             self.out(f"{name} = {code}")
         return count or ""
 
-    def _global_aggregates(self: CoreEmitter) -> tuple[Env, dict[Agg, str]]:
+    def _global_aggregates(self) -> tuple[Env, dict[Agg, str]]:
         row = self._row_env()
         names: dict[Agg, str] = {}
         root_rows = f"{self.block.root}_rows"
@@ -231,18 +248,19 @@ class Grouping:
             )
         return self._no_column, names
 
-    def _project(self: CoreEmitter) -> tuple[Env, dict[Agg, str]]:
+    def _project(self) -> tuple[Env, dict[Agg, str]]:
         return self._row_env(), {}
 
-    def _no_column(self: CoreEmitter, col: Col) -> str:
+    def _no_column(self, col: Col) -> str:
         raise UnsupportedSQL(f"column {col.name} outside an aggregate without GROUP BY")
 
-    def _finish(self: CoreEmitter, post: tuple[Env, dict[Agg, str]]) -> list[str]:
+    def _finish(self, post: tuple[Env, dict[Agg, str]]) -> list[str]:
         env, names = post
         return self._finish_outputs(env, names)
 
-    def _finish_outputs(self: CoreEmitter, env: Env, names: dict[Agg, str]) -> list[str]:
+    def _finish_outputs(self, env: Env, names: dict[Agg, str]) -> list[str]:
         block = self.block
+        name_of = cast(Callable[[Agg], str], names.get)  # the grouping named each aggregate of the block
         texts: dict[Expr, str] = {}
         for i, (expr, _) in enumerate(block.order_by):
             if expr.kind in (Kind.TEXT, Kind.BYTES) and expr not in texts:
@@ -260,7 +278,7 @@ class Grouping:
             if expr.kind is Kind.BYTES:
                 raise UnsupportedSQL(f"SUBSTRING as the result column {name}")
             var = identifier(name)
-            code = self.expr(expr, column=env, agg=names.get)
+            code = self.expr(expr, column=env, agg=name_of)
             if expr.kind is Kind.DICT:
                 code = f"{code}.long()"  # string results are int64 positions into the dictionary
             if code != var:
@@ -272,11 +290,11 @@ class Grouping:
         for i, (expr, descending) in enumerate(block.order_by):
             if expr not in by_expr:
                 by_expr[expr] = f"sort_key{i}"
-                self.out(f"sort_key{i} = {self.expr(expr, column=env, agg=names.get)}")
+                self.out(f"sort_key{i} = {self.expr(expr, column=env, agg=name_of)}")
             keys.append((by_expr[expr], descending))
         carried = list(dict.fromkeys(result + [k for k, _ in keys]))
         if block.having is not None:
-            self.out(f"keep = torch.nonzero({self.expr(block.having, column=env, agg=names.get)}).squeeze(1)")
+            self.out(f"keep = torch.nonzero({self.expr(block.having, column=env, agg=name_of)}).squeeze(1)")
             for var in carried:
                 self.out(f"{var} = {var}[keep]")
         if keys:

@@ -28,8 +28,15 @@ from evaluator.torchplan.compiler.ir import (
 from evaluator.torchplan.compiler.params import Binding
 from evaluator.torchplan.compiler.schema import Kind, column_kind, sql_types
 
-_ARITH = {exp.Add: "+", exp.Sub: "-", exp.Mul: "*", exp.Div: "/"}
-_COMPARE = {exp.EQ: "=", exp.NEQ: "<>", exp.LT: "<", exp.LTE: "<=", exp.GT: ">", exp.GTE: ">="}
+_ARITH: dict[type[exp.Expr], str] = {exp.Add: "+", exp.Sub: "-", exp.Mul: "*", exp.Div: "/"}
+_COMPARE: dict[type[exp.Expr], str] = {
+    exp.EQ: "=",
+    exp.NEQ: "<>",
+    exp.LT: "<",
+    exp.LTE: "<=",
+    exp.GT: ">",
+    exp.GTE: ">=",
+}
 _NUMERIC = (Kind.INT, Kind.DECIMAL, Kind.FLOAT)
 
 
@@ -50,7 +57,7 @@ class Lowering:
         # columns of grouped subqueries (derived.py), by qualifier and name: IR over their relation
         self.derived = derived or {}
 
-    def lower(self, node: exp.Expression) -> Expr:
+    def lower(self, node: exp.Expr) -> Expr:
         if isinstance(node, exp.Paren):
             return self.lower(node.this)
         if node.args.get("negate"):  # sqlglot spells `x NOT LIKE p` as Like(negate=True)
@@ -83,7 +90,7 @@ class Lowering:
                     inner.column,
                     inner.values if isinstance(inner, DictPred) else inner.needles,
                     not inner.negate,
-                )  # type: ignore[arg-type]
+                )
             return Op("not", (inner,), Kind.BOOL)
         if isinstance(node, exp.In):
             return self.in_list(node)
@@ -132,7 +139,7 @@ class Lowering:
             raise UnsupportedSQL(f"free-text column {node.name} (not in the columnar cache)", self.where)
         return Col(alias, table, node.name, kind)
 
-    def host(self, node: exp.Expression) -> Host | Lit:
+    def host(self, node: exp.Expr) -> Host | Lit:
         """A column-free expression: inline number, or Python code for `run_query`."""
         if isinstance(node, exp.Literal) and not node.is_string:
             value = float(node.this) if "." in node.this or "e" in node.this.lower() else int(node.this)
@@ -141,7 +148,7 @@ class Lowering:
         params = tuple(sorted(p.name for p in node.find_all(exp.Placeholder)))
         return Host(code, kind, _hint(node), params)
 
-    def _host_code(self, node: exp.Expression) -> tuple[str, Kind]:
+    def _host_code(self, node: exp.Expr) -> tuple[str, Kind]:
         if isinstance(node, exp.Paren):
             return self._host_code(node.this)
         if isinstance(node, exp.Placeholder):
@@ -205,7 +212,7 @@ class Lowering:
             kind = Kind.DECIMAL if Kind.DECIMAL in kinds else Kind.INT
         return Op(op, (left, right), kind)
 
-    def compare(self, op: str, left_node: exp.Expression, right_node: exp.Expression) -> Expr:
+    def compare(self, op: str, left_node: exp.Expr, right_node: exp.Expr) -> Expr:
         left, right = self.lower(left_node), self.lower(right_node)
         strings = (Kind.DICT, Kind.TEXT, Kind.BYTES)
         if isinstance(right, Col) and right.kind in strings and isinstance(left, Host):
@@ -244,7 +251,7 @@ class Lowering:
             result = Op("or", (result, Op("=", (arg, value), Kind.BOOL)), Kind.BOOL)
         return result
 
-    def like(self, left_node: exp.Expression, pattern_node: exp.Expression) -> Expr:
+    def like(self, left_node: exp.Expr, pattern_node: exp.Expr) -> Expr:
         column = self.lower(left_node)
         pattern = self.lower(pattern_node)
         if not isinstance(column, Col) or not isinstance(pattern, Host) or pattern.kind is not Kind.STR:
@@ -286,11 +293,10 @@ class Lowering:
         column = self.lower(node.this)
         start, length = node.args.get("start"), node.args.get("length")
         bounds = [self.lower(b) if b is not None else None for b in (start, length)]
-        if not (isinstance(column, Col) and column.kind is Kind.TEXT) or not all(
-            isinstance(b, Lit) and isinstance(b.value, int) and b.value >= 1 for b in bounds
-        ):
+        values = [b.value for b in bounds if isinstance(b, Lit) and isinstance(b.value, int) and b.value >= 1]
+        if not (isinstance(column, Col) and column.kind is Kind.TEXT) or len(values) != len(bounds):
             raise UnsupportedSQL(f"SUBSTRING `{node.sql()}` (only of free text, constant bounds)", self.where)
-        first, count = (b.value for b in bounds)  # type: ignore[union-attr]
+        first, count = values
         return Col(column.alias, column.table, column.name, Kind.BYTES, span=(first - 1, count))
 
     def aggregate(self, node: exp.AggFunc) -> Expr:
@@ -319,7 +325,7 @@ class Lowering:
         return Agg(func, arg, kind)
 
 
-def _column_free(node: exp.Expression) -> bool:
+def _column_free(node: exp.Expr) -> bool:
     return not any(
         isinstance(n, exp.Column | exp.AggFunc | exp.Subquery | exp.Select | exp.Star) for n in node.walk()
     )
@@ -354,7 +360,7 @@ def _text_like(column: Col, pattern: Host, where: str) -> TextPred:
     return TextPred(op, column, needles)
 
 
-def _hint(node: exp.Expression) -> str:
+def _hint(node: exp.Expr) -> str:
     """A readable Python name for a host value: `date_plus_1_year`, `discount_minus_0_01`."""
     if isinstance(node, exp.Paren | exp.Cast):
         return _hint(node.this)

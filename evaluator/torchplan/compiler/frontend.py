@@ -10,7 +10,7 @@ wherever sqlglot put it, is reclassified here by the relations it touches.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 import sqlglot
 from sqlglot import exp
@@ -44,9 +44,9 @@ class Frontend:
     optimized: exp.Select
     block: Block
     # LEFT JOINs on unnested subqueries, for the semi/anti-join rewrite: alias -> (CTE select, ON)
-    left_joins: dict[str, tuple[exp.Select, exp.Expression]]
+    left_joins: dict[str, tuple[exp.Select, exp.Expr]]
     # WHERE conjuncts that mention a LEFT-JOINed alias (the IS [NOT] NULL tests)
-    null_tests: list[exp.Expression]
+    null_tests: list[exp.Expr]
 
 
 def parse(sql: str, params: dict[str, Any] | None, template: str | None = None) -> Frontend:
@@ -71,10 +71,13 @@ def parse(sql: str, params: dict[str, Any] | None, template: str | None = None) 
     binding.exists = _exists_with_other(tree)
     _refuse_before_optimizing(tree)
     try:
-        optimized = optimize(tree, schema=sql_types(), dialect="duckdb", leave_tables_isolated=True)
+        optimized = optimize(
+            tree, schema=dict[str, object](sql_types()), dialect="duckdb", leave_tables_isolated=True
+        )
     except SqlglotError as exc:
         raise UnsupportedSQL(f"SQL sqlglot cannot optimize ({str(exc).splitlines()[0]})") from exc
-    return _lower_select(sql, binding, optimized, names)
+    # The optimizer rewrites a SELECT into a SELECT.
+    return _lower_select(sql, binding, cast(exp.Select, optimized), names)
 
 
 def _refuse_before_optimizing(tree: exp.Select) -> None:
@@ -145,7 +148,7 @@ class ExistsOther:
     table: str
     key: str  # x.k
     value: str  # x.v
-    filters: tuple[exp.Expression, ...]  # the conditions on x alone
+    filters: tuple[exp.Expr, ...]  # the conditions on x alone
 
 
 def _exists_with_other(tree: exp.Select) -> dict[str, ExistsOther]:
@@ -240,11 +243,11 @@ def _lower_select(
         ctes = {cte.alias: cte.this for cte in (tree.args.get("with_") or exp.With()).expressions}
     scope: dict[str, tuple[str, str]] = {}
     relations: dict[str, Relation] = {}
-    pending: list[tuple[str, exp.Expression]] = []  # (alias, condition) from CTE bodies
-    left_joins: dict[str, tuple[exp.Select, exp.Expression]] = {}
+    pending: list[tuple[str, exp.Expr]] = []  # (alias, condition) from CTE bodies
+    left_joins: dict[str, tuple[exp.Select, exp.Expr]] = {}
     sources = [tree.args["from_"].this] + [j.this for j in tree.args.get("joins") or []]
     joins = [None, *(tree.args.get("joins") or [])]
-    on_conditions: list[exp.Expression] = []
+    on_conditions: list[exp.Expr] = []
     grouped: dict[str, Derived] = {}
     scalars: dict[str, Block] = {}
     inner_grouped: set[str] = set()  # grouped views joined inner: no NULL row to reject
@@ -301,10 +304,10 @@ def _lower_select(
             # A CROSS JOIN (sqlglot's join order puts one in Q2) is joined by WHERE's conditions, or
             # refused by the join tree as unreachable.
             on_conditions.extend(_conjuncts(join.args["on"]))
-        table, conditions = _base_table(source, ctes)
+        table, base_conditions = _base_table(source, ctes)
         scope[alias] = (alias, table)
         relations[alias] = Relation(alias, table)
-        pending.extend((alias, c) for c in conditions)
+        pending.extend((alias, c) for c in base_conditions)
     where = tree.args.get("where")
     conjuncts = factor_or(on_conditions + (_conjuncts(where.this) if where is not None else []))
     null_tests = [c for c in conjuncts if any(col.table in left_joins for col in c.find_all(exp.Column))]
@@ -359,8 +362,10 @@ def _lower_select(
             expr = Lowering(binding, scope, "in ORDER BY", derived_columns).lower(key)
         order_by.append((expr, bool(ordered.args.get("desc"))))
     limit = _limit(tree)
-    derived = {d.alias: d for d in grouped.values()}
-    block = Block(relations, "", [], [], conditions, group_by, outputs, having, order_by, limit, derived)
+    derived_by_alias = {d.alias: d for d in grouped.values()}
+    block = Block(
+        relations, "", [], [], conditions, group_by, outputs, having, order_by, limit, derived_by_alias
+    )
     block.scalars = scalars
     return Frontend(sql, binding, tree, block, left_joins, null_tests)
 
@@ -374,7 +379,7 @@ def _is_count_view(body: exp.Select) -> bool:
 
 def _count_view(
     alias: str, body: exp.Select, ctes: dict[str, exp.Select], binding: Binding
-) -> tuple[Relation, list[exp.Expression], dict[str, Expr]]:
+) -> tuple[Relation, list[exp.Expr], dict[str, Expr]]:
     """A LEFT JOIN view grouped by the left table's primary key: one row per left row, and each
     COUNT(b.x) is the number of matching right rows (`MatchCount`, 0 for none). Returns the left
     table as the view's relation, the left table's own conditions, and the view's columns."""
@@ -479,7 +484,7 @@ def _scalar_subquery(
     return block, {name: Scalar(var, block.outputs[0][1].kind)}
 
 
-def _base_table(source: exp.Table, ctes: dict[str, exp.Select]) -> tuple[str, list[exp.Expression]]:
+def _base_table(source: exp.Table, ctes: dict[str, exp.Select]) -> tuple[str, list[exp.Expr]]:
     """The TPC-H table behind a FROM item and the filters sqlglot pushed into its CTE."""
     body = ctes.get(source.name)
     if body is None:
@@ -500,7 +505,7 @@ def _base_table(source: exp.Table, ctes: dict[str, exp.Select]) -> tuple[str, li
     return table, _conjuncts(where.this) if where is not None else []
 
 
-def _conjuncts(condition: exp.Expression) -> list[exp.Expression]:
+def _conjuncts(condition: exp.Expr) -> list[exp.Expr]:
     if isinstance(condition, exp.And):
         return _conjuncts(condition.this) + _conjuncts(condition.expression)
     if isinstance(condition, exp.Paren):
@@ -510,7 +515,7 @@ def _conjuncts(condition: exp.Expression) -> list[exp.Expression]:
     return [condition]
 
 
-def factor_or(conjuncts: list[exp.Expression]) -> list[exp.Expression]:
+def factor_or(conjuncts: list[exp.Expr]) -> list[exp.Expr]:
     """Conjuncts with duplicates dropped and each OR's common conjuncts hoisted out of it.
 
     Q19 repeats its join key `p_partkey = l_partkey` inside each OR branch (and sqlglot copies the OR
@@ -518,10 +523,10 @@ def factor_or(conjuncts: list[exp.Expression]) -> list[exp.Expression]:
     conditions on that relation alone is implied too: it becomes that table's filter, so most rows
     drop out before the join, while the whole OR still runs on the joined rows.
     """
-    result: list[exp.Expression] = []
+    result: list[exp.Expr] = []
     seen: set[str] = set()
 
-    def add(condition: exp.Expression) -> None:
+    def add(condition: exp.Expr) -> None:
         if condition.sql() not in seen:
             seen.add(condition.sql())
             result.append(condition)
@@ -544,22 +549,22 @@ def factor_or(conjuncts: list[exp.Expression]) -> list[exp.Expression]:
     return result
 
 
-def _implied_filters(branches: list[list[exp.Expression]]) -> list[exp.Expression]:
+def _implied_filters(branches: list[list[exp.Expr]]) -> list[exp.Expr]:
     """For each relation every branch constrains alone: OR over branches of those constraints."""
 
-    def alone(condition: exp.Expression) -> str | None:
+    def alone(condition: exp.Expr) -> str | None:
         tables = {c.table for c in condition.find_all(exp.Column)}
         return tables.pop() if len(tables) == 1 else None
 
-    per_branch = [{alone(c) for c in b} - {None} for b in branches]
-    implied = []
+    per_branch = [{only for c in b if (only := alone(c)) is not None} for b in branches]
+    implied: list[exp.Expr] = []
     for table in sorted(set.intersection(*per_branch)):
         parts = [exp.and_(*(c for c in b if alone(c) == table)) for b in branches]
         implied.append(exp.or_(*parts))
     return implied
 
 
-def _disjuncts(condition: exp.Expression) -> list[exp.Expression]:
+def _disjuncts(condition: exp.Expr) -> list[exp.Expr]:
     if isinstance(condition, exp.Or):
         return _disjuncts(condition.this) + _disjuncts(condition.expression)
     if isinstance(condition, exp.Paren):

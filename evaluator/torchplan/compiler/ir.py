@@ -8,6 +8,7 @@ that `run_query` evaluates once and passes to `_query_core` as a plain int, floa
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import ClassVar
 
 from evaluator.torchplan.compiler.schema import Kind
 
@@ -108,6 +109,7 @@ class DictPred:
     column: Col
     values: tuple[Host, ...]
     negate: bool = False
+    kind: ClassVar[Kind] = Kind.BOOL  # a class attribute, not a field: equality and repr stay as they are
 
 
 @dataclass(frozen=True)
@@ -118,6 +120,7 @@ class TextPred:
     column: Col
     needles: tuple[Host, ...]
     negate: bool = False
+    kind: ClassVar[Kind] = Kind.BOOL  # a class attribute, not a field: equality and repr stay as they are
 
 
 @dataclass(frozen=True)

@@ -50,8 +50,8 @@ def render(block: Block, binding: Binding, *, name: str, sql: str) -> str:
     imports += ["", "import torch", ""]
     if "ops." in "\n".join(body) + host_code:
         imports.append("from evaluator.torchplan import ops")
-    names = ("add_interval", "date_to_days", "decimal", "parse_date")
-    encoding = [n for n in names if re.search(rf"\b{n}\b", host_code)]
+    encoders = ("add_interval", "date_to_days", "decimal", "parse_date")
+    encoding = [n for n in encoders if re.search(rf"\b{n}\b", host_code)]
     if encoding:
         imports.append(f"from evaluator.tpch.encoding import {', '.join(encoding)}")
 
@@ -64,7 +64,11 @@ def render(block: Block, binding: Binding, *, name: str, sql: str) -> str:
         + "}"
     )
     columns_code = columns_code.replace("'", '"')
-    strings_code = "STRINGS = {" + ", ".join(f'"{n}": ("{t}", "{c}")' for n, (t, c) in strings.items()) + "}"
+    strings_code = (
+        "STRINGS: dict[str, tuple[str, str]] = {"
+        + ", ".join(f'"{n}": ("{t}", "{c}")' for n, (t, c) in strings.items())
+        + "}"
+    )
 
     docstring = f'"""{name}: a compiled TorchPlan.\n\n'
     docstring += "Generated from this SQL by evaluator.torchplan.compiler; regenerate it, do not edit:\n\n"

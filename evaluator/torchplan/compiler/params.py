@@ -55,9 +55,7 @@ def sentinels(params: dict[str, Any]) -> dict[str, Any]:
     return spelled
 
 
-def bind(
-    tree: exp.Expression, params: dict[str, Any] | None, spelled: dict[str, Any] | None = None
-) -> Binding:
+def bind(tree: exp.Expr, params: dict[str, Any] | None, spelled: dict[str, Any] | None = None) -> Binding:
     """Replace the parameters' literals in `tree`; `spelled` is how each is written there (default:
     its value; `sentinels(params)` when the SQL was rendered from a template with them)."""
     binding = Binding(dict(params or {}))

@@ -134,20 +134,18 @@ def _composite_lookups(conditions: list[Expr], block: Block) -> tuple[list[tuple
     """Equalities that together cover a composite primary key: `l_partkey = ps_partkey AND l_suppkey =
     ps_suppkey` finds lineitem's one partsupp row (Q9). Returns the lookups and the conditions left."""
     pairs: dict[tuple[str, str], list[Op]] = {}
+    columns: dict[Op, tuple[Col, Col]] = {}  # each column equality's two sides
     for condition in conditions:
-        if (
-            isinstance(condition, Op)
-            and condition.op == "="
-            and all(isinstance(a, Col) for a in condition.args)
-        ):
+        if isinstance(condition, Op) and condition.op == "=":
             left, right = condition.args
-            if left.alias != right.alias:
+            if isinstance(left, Col) and isinstance(right, Col) and left.alias != right.alias:
+                columns[condition] = (left, right)
                 for fk, pk in ((left, right), (right, left)):
                     pairs.setdefault((fk.alias, pk.alias), []).append(condition)
     found: list[tuple[Lookup, Expr]] = []
     used: list[Expr] = []
     for (parent, child), equalities in pairs.items():
-        sides = {eq: (eq.args if eq.args[1].alias == child else eq.args[::-1]) for eq in equalities}
+        sides = {eq: _facing(columns[eq], child) for eq in equalities}
         by_pk = {pk.name: (fk, pk, eq) for eq, (fk, pk) in sides.items()}
         table = next(pk for _, pk in sides.values()).table
         derived = block.derived.get(table)
@@ -167,6 +165,12 @@ def _composite_lookups(conditions: list[Expr], block: Block) -> tuple[list[tuple
         found.append((lookup, condition))
         used.extend(parts)
     return found, [c for c in conditions if c not in used]
+
+
+def _facing(columns: tuple[Col, Col], child: str) -> tuple[Col, Col]:
+    """The two sides of a column equality ordered (foreign key, primary key of `child`)."""
+    left, right = columns
+    return (left, right) if right.alias == child else (right, left)
 
 
 def independent_keys(block: Block) -> list[Expr]:

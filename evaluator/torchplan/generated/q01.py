@@ -38,7 +38,10 @@ COLUMNS = {
     ),
 }
 # Result columns holding string positions: a dictionary code or a free-text row index.
-STRINGS = {"l_returnflag": ("lineitem", "l_returnflag"), "l_linestatus": ("lineitem", "l_linestatus")}
+STRINGS: dict[str, tuple[str, str]] = {
+    "l_returnflag": ("lineitem", "l_returnflag"),
+    "l_linestatus": ("lineitem", "l_linestatus"),
+}
 
 
 def _query_core(

@@ -37,7 +37,7 @@ COLUMNS = {
     "part": ("p_size", "p_type", "p_partkey", "p_mfgr"),
 }
 # Result columns holding string positions: a dictionary code or a free-text row index.
-STRINGS = {
+STRINGS: dict[str, tuple[str, str]] = {
     "s_name": ("supplier", "s_name"),
     "n_name": ("nation", "n_name"),
     "p_mfgr": ("part", "p_mfgr"),

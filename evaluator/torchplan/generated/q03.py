@@ -31,7 +31,7 @@ COLUMNS = {
     "customer": ("c_mktsegment", "c_custkey"),
 }
 # Result columns holding string positions: a dictionary code or a free-text row index.
-STRINGS = {}
+STRINGS: dict[str, tuple[str, str]] = {}
 
 
 def _query_core(

@@ -25,7 +25,7 @@ COLUMNS = {
     "lineitem": ("l_commitdate", "l_receiptdate", "l_orderkey"),
 }
 # Result columns holding string positions: a dictionary code or a free-text row index.
-STRINGS = {"o_orderpriority": ("orders", "o_orderpriority")}
+STRINGS: dict[str, tuple[str, str]] = {"o_orderpriority": ("orders", "o_orderpriority")}
 
 
 def _query_core(

@@ -33,7 +33,7 @@ COLUMNS = {
     "nation": ("n_nationkey", "n_regionkey", "n_name"),
 }
 # Result columns holding string positions: a dictionary code or a free-text row index.
-STRINGS = {"n_name": ("nation", "n_name")}
+STRINGS: dict[str, tuple[str, str]] = {"n_name": ("nation", "n_name")}
 
 
 def _query_core(

@@ -20,7 +20,7 @@ COLUMNS = {
     "lineitem": ("l_discount", "l_quantity", "l_shipdate", "l_extendedprice"),
 }
 # Result columns holding string positions: a dictionary code or a free-text row index.
-STRINGS = {}
+STRINGS: dict[str, tuple[str, str]] = {}
 
 
 def _query_core(

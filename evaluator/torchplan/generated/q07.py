@@ -37,7 +37,10 @@ COLUMNS = {
     "customer": ("c_custkey", "c_nationkey"),
 }
 # Result columns holding string positions: a dictionary code or a free-text row index.
-STRINGS = {"supp_nation": ("nation", "n_name"), "cust_nation": ("nation", "n_name")}
+STRINGS: dict[str, tuple[str, str]] = {
+    "supp_nation": ("nation", "n_name"),
+    "cust_nation": ("nation", "n_name"),
+}
 
 
 def _query_core(

@@ -42,7 +42,7 @@ COLUMNS = {
     "nation": ("n_nationkey", "n_regionkey", "n_name"),
 }
 # Result columns holding string positions: a dictionary code or a free-text row index.
-STRINGS = {}
+STRINGS: dict[str, tuple[str, str]] = {}
 
 
 def _query_core(

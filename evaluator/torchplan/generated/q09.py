@@ -35,7 +35,7 @@ COLUMNS = {
     "nation": ("n_nationkey", "n_name"),
 }
 # Result columns holding string positions: a dictionary code or a free-text row index.
-STRINGS = {"nation": ("nation", "n_name")}
+STRINGS: dict[str, tuple[str, str]] = {"nation": ("nation", "n_name")}
 
 
 def _query_core(

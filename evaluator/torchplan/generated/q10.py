@@ -37,7 +37,7 @@ COLUMNS = {
     "nation": ("n_nationkey", "n_name"),
 }
 # Result columns holding string positions: a dictionary code or a free-text row index.
-STRINGS = {
+STRINGS: dict[str, tuple[str, str]] = {
     "c_name": ("customer", "c_name"),
     "n_name": ("nation", "n_name"),
     "c_address": ("customer", "c_address"),

@@ -29,7 +29,7 @@ COLUMNS = {
     "partsupp": ("ps_suppkey", "ps_availqty", "ps_supplycost", "ps_partkey"),
 }
 # Result columns holding string positions: a dictionary code or a free-text row index.
-STRINGS = {}
+STRINGS: dict[str, tuple[str, str]] = {}
 
 
 def _scalar0(

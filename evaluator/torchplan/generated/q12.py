@@ -31,7 +31,7 @@ COLUMNS = {
     "orders": ("o_orderkey", "o_orderpriority"),
 }
 # Result columns holding string positions: a dictionary code or a free-text row index.
-STRINGS = {"l_shipmode": ("lineitem", "l_shipmode")}
+STRINGS: dict[str, tuple[str, str]] = {"l_shipmode": ("lineitem", "l_shipmode")}
 
 
 def _query_core(

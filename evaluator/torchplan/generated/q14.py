@@ -27,7 +27,7 @@ COLUMNS = {
     "part": ("p_partkey", "p_type"),
 }
 # Result columns holding string positions: a dictionary code or a free-text row index.
-STRINGS = {}
+STRINGS: dict[str, tuple[str, str]] = {}
 
 
 def _query_core(

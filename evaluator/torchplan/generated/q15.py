@@ -30,7 +30,7 @@ COLUMNS = {
     "supplier": ("s_suppkey",),
 }
 # Result columns holding string positions: a dictionary code or a free-text row index.
-STRINGS = {
+STRINGS: dict[str, tuple[str, str]] = {
     "s_name": ("supplier", "s_name"),
     "s_address": ("supplier", "s_address"),
     "s_phone": ("supplier", "s_phone"),

@@ -26,7 +26,7 @@ COLUMNS = {
     "partsupp": ("ps_suppkey", "ps_partkey"),
 }
 # Result columns holding string positions: a dictionary code or a free-text row index.
-STRINGS = {"p_brand": ("part", "p_brand"), "p_type": ("part", "p_type")}
+STRINGS: dict[str, tuple[str, str]] = {"p_brand": ("part", "p_brand"), "p_type": ("part", "p_type")}
 
 
 def _query_core(

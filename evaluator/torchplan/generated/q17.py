@@ -24,7 +24,7 @@ COLUMNS = {
     "part": ("p_brand", "p_container", "p_partkey"),
 }
 # Result columns holding string positions: a dictionary code or a free-text row index.
-STRINGS = {}
+STRINGS: dict[str, tuple[str, str]] = {}
 
 
 def _query_core(

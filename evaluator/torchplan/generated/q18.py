@@ -34,7 +34,7 @@ COLUMNS = {
     "customer": ("c_custkey",),
 }
 # Result columns holding string positions: a dictionary code or a free-text row index.
-STRINGS = {"c_name": ("customer", "c_name")}
+STRINGS: dict[str, tuple[str, str]] = {"c_name": ("customer", "c_name")}
 
 
 def _query_core(

@@ -41,7 +41,7 @@ COLUMNS = {
     "part": ("p_size", "p_brand", "p_container", "p_partkey"),
 }
 # Result columns holding string positions: a dictionary code or a free-text row index.
-STRINGS = {}
+STRINGS: dict[str, tuple[str, str]] = {}
 
 
 def _query_core(

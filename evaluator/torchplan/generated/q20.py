@@ -38,7 +38,10 @@ COLUMNS = {
     "supplier": ("s_nationkey", "s_suppkey", "s_name"),
 }
 # Result columns holding string positions: a dictionary code or a free-text row index.
-STRINGS = {"s_name": ("supplier", "s_name"), "s_address": ("supplier", "s_address")}
+STRINGS: dict[str, tuple[str, str]] = {
+    "s_name": ("supplier", "s_name"),
+    "s_address": ("supplier", "s_address"),
+}
 
 
 def _sub0(

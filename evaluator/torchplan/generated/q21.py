@@ -36,7 +36,7 @@ COLUMNS = {
     "supplier": ("s_suppkey", "s_nationkey", "s_name"),
 }
 # Result columns holding string positions: a dictionary code or a free-text row index.
-STRINGS = {"s_name": ("supplier", "s_name")}
+STRINGS: dict[str, tuple[str, str]] = {"s_name": ("supplier", "s_name")}
 
 
 def _query_core(

@@ -38,7 +38,7 @@ COLUMNS = {
     "orders": ("o_custkey",),
 }
 # Result columns holding string positions: a dictionary code or a free-text row index.
-STRINGS = {}
+STRINGS: dict[str, tuple[str, str]] = {}
 
 
 def _scalar0(

@@ -60,7 +60,7 @@ def _query_core(
     p_container: torch.Tensor,
     p_size: torch.Tensor,
     container_branch: torch.Tensor,
-    brands: tuple[int, int, int],
+    brands: tuple[int, ...],  # the three brands' codes
     sizes: tuple[int, int, int],
     quantity_lo: torch.Tensor,
     quantity_hi: torch.Tensor,

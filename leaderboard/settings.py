@@ -188,6 +188,11 @@ AUTH_PASSWORD_VALIDATORS = [
 LOGIN_URL = "login"
 LOGIN_REDIRECT_URL = "upload"
 LOGOUT_REDIRECT_URL = "index"
+# Sign-ups per client address and hour: enough for a lab behind one NAT, not for a script.
+DKB_SIGNUPS_PER_HOUR = env_int("DKB_SIGNUPS_PER_HOUR", 5, minimum=1)
+# Password-reset mail goes to the console (the process's log) unless a real backend is configured.
+EMAIL_BACKEND = env_str("DKB_EMAIL_BACKEND", "django.core.mail.backends.console.EmailBackend")
+DEFAULT_FROM_EMAIL = env_str("DKB_FROM_EMAIL", "leaderboard@localhost")
 
 LANGUAGE_CODE = "en-us"
 TIME_ZONE = "UTC"

@@ -105,3 +105,37 @@ def test_a_visitor_walks_every_page_and_sees_only_published_sets(
     page.click("text=raw")
     assert page.url.endswith("/kernels/6/raw/")
     assert "def run_query" in page.inner_text("body")
+
+
+def test_a_newcomer_signs_up_from_the_login_page_and_asks_for_a_password_reset(
+    page: Any, live_server: Any, uploader: Any
+) -> None:
+    from django.core import mail
+    from django.core.cache import cache
+
+    cache.delete("dkb:signups:127.0.0.1")  # the file cache outlives a session: start this hour afresh
+    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+    page.goto(f"{live_server.url}/accounts/login/")
+    page.click("text=Sign up")
+    page.fill("input[name=username]", "linus")
+    page.fill("input[name=email]", "linus@example.org")
+    page.fill("input[name=password1]", "tensor-cores-all-day-7")
+    page.fill("input[name=password2]", "tensor-cores-all-day-8")
+    page.click("text=Create my account")
+    assert "The two password fields" in page.inner_text("form")
+    page.screenshot(path=str(SCREENSHOTS / "signup-error.png"), full_page=True)
+    page.fill("input[name=password1]", "tensor-cores-all-day-7")
+    page.fill("input[name=password2]", "tensor-cores-all-day-7")
+    page.click("text=Create my account")
+    page.wait_for_url(f"{live_server.url}/upload/")
+    assert "Welcome, linus" in page.inner_text(".messages")
+    page.click("text=Log out linus")
+
+    page.goto(f"{live_server.url}/accounts/login/")
+    page.click("text=Reset it")
+    page.fill("input[name=email]", uploader.email)
+    page.screenshot(path=str(SCREENSHOTS / "password-reset.png"), full_page=True)
+    page.click("text=Send the link")
+    page.wait_for_url("**/password-reset/sent/")
+    assert "Check your e-mail" in page.inner_text("h1")
+    assert [m.to for m in mail.outbox] == [[uploader.email]]

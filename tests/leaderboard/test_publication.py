@@ -156,6 +156,11 @@ MATRIX: list[tuple[str, str, str, Callable[[Cast], str], tuple[int, int, int, in
     ("token_revoke", "revoke token", "post", lambda c: "/upload/token/revoke/", (302, 302, 302, 302)),
     ("login", "form", "get", lambda c: "/accounts/login/", (200, 302, 302, 302)),
     ("logout", "log out", "post", lambda c: "/accounts/logout/", (302, 302, 302, 302)),
+    ("signup", "form", "get", lambda c: "/accounts/signup/", (200, 302, 302, 302)),
+    ("password_reset", "form", "get", lambda c: "/accounts/password-reset/", (200,) * 4),
+    ("password_reset_done", "sent", "get", lambda c: "/accounts/password-reset/sent/", (200,) * 4),
+    ("password_reset_confirm", "bad link", "get", lambda c: "/accounts/reset/MQ/bad-token/", (200,) * 4),
+    ("password_reset_complete", "done", "get", lambda c: "/accounts/reset/done/", (200,) * 4),
     ("api_submission_create", "empty upload", "post", lambda c: "/api/submissions/", (401, 400, 400, 400)),
     (
         "api_submission_detail",

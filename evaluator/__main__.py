@@ -174,8 +174,11 @@ def _run(args: argparse.Namespace) -> int:
     else:
         print(text)
     ranked = report["timing"].get("reason") or "ranked"
-    print(f"overall speedup {report['overall_speedup']}, pass rate {report['pass_rate']:.0%}, "
-          f"{report['wall_s']:.0f} s; {ranked}", file=sys.stderr)  # fmt: skip
+    print(
+        f"overall speedup {report['overall_speedup']}, pass rate {report['pass_rate']:.0%}, "
+        f"{report['wall_s']:.0f} s; {ranked}",
+        file=sys.stderr,
+    )
     return 0
 
 
@@ -197,8 +200,15 @@ def _baselines(args: argparse.Namespace) -> int:
     device = _resolve_device(args.device)
     folder = prepare_data(args.data_dir, args.sf, progress=False)
     print(f"calibrating on {device}, SF{args.sf:g}: {RULE}", flush=True)
-    rows = calibrate(args.data_dir, folder, args.sf, device, args.queries or sorted(QUERIES), jobs=args.jobs,
-                     echo=lambda line: print(line, flush=True))  # fmt: skip
+    rows = calibrate(
+        args.data_dir,
+        folder,
+        args.sf,
+        device,
+        args.queries or sorted(QUERIES),
+        jobs=args.jobs,
+        echo=lambda line: print(line, flush=True),
+    )
     print(f"recorded in {record_path(args.data_dir, device)}")
     return 0 if all("error" not in row for row in rows) else 1
 
@@ -355,15 +365,18 @@ Handler = Callable[[argparse.Namespace], int]
 COMMANDS: dict[str, tuple[str, Arguments, Handler]] = {
     "prepare": ("generate TPC-H data and its columnar cache", _prepare_arguments, _prepare),
     "run": ("evaluate a kernel set and write a JSON report", _run_arguments, _run),
-    "baselines": ("choose each query's baseline mode on this hardware and fill the compile cache",
-                  _baselines_arguments, _baselines),
+    "baselines": (
+        "choose each query's baseline mode on this hardware and fill the compile cache",
+        _baselines_arguments,
+        _baselines,
+    ),
     "check": ("fast feedback on one kernel file, as JSON", _check_arguments, _check),
     "taskpack": ("write what a model is given, per query", _taskpack_arguments, _taskpack),
     "validate": ("check every TorchPlan against DuckDB; prints a table", _validate_arguments, _validate),
     "bench": ("DuckDB vs eager vs compiled TorchPlan vs bandwidth floor", _bench_arguments, _bench),
     "torchplan": ("compile a SQL query into a TorchPlan module", _torchplan_arguments, _torchplan),
     "submit": ("upload a kernel set to a leaderboard and wait for its results", _submit_arguments, _submit),
-}  # fmt: skip
+}
 
 
 if __name__ == "__main__":

@@ -59,14 +59,27 @@ def gpu_state(device: str) -> dict[str, str] | None:
     """The GPU's name, driver, clocks and temperature, read by nvidia-smi for the trusted side (the
     runner's own description could be rewritten by the kernel it imports); None without nvidia-smi."""
     index = device.split(":", 1)[1] if ":" in device else "0"
-    fields = {"name": "name", "driver": "driver_version", "sm_clock_mhz": "clocks.sm",
-              "memory_clock_mhz": "clocks.mem", "temperature_c": "temperature.gpu"}  # fmt: skip
+    fields = {
+        "name": "name",
+        "driver": "driver_version",
+        "sm_clock_mhz": "clocks.sm",
+        "memory_clock_mhz": "clocks.mem",
+        "temperature_c": "temperature.gpu",
+    }
     try:
         done = subprocess.run(
-            ["nvidia-smi", f"--query-gpu={','.join(fields.values())}", "--format=csv,noheader,nounits",
-             "-i", index],
-            capture_output=True, text=True, timeout=30, check=True,
-        )  # fmt: skip
+            [
+                "nvidia-smi",
+                f"--query-gpu={','.join(fields.values())}",
+                "--format=csv,noheader,nounits",
+                "-i",
+                index,
+            ],
+            capture_output=True,
+            text=True,
+            timeout=30,
+            check=True,
+        )
     except (OSError, subprocess.SubprocessError):
         return None
     values = [v.strip() for v in done.stdout.strip().splitlines()[0].split(",")]
@@ -103,8 +116,11 @@ def measured_copy_gbs(device: str, timeout_s: float = 120) -> float | None:
     try:
         done = subprocess.run(
             [sys.executable, "-m", "evaluator.hardware", "copy-bandwidth", device],
-            capture_output=True, text=True, timeout=timeout_s, check=True,
-        )  # fmt: skip
+            capture_output=True,
+            text=True,
+            timeout=timeout_s,
+            check=True,
+        )
         return float(json.loads(done.stdout.strip().splitlines()[-1])["copy_gbs"])
     except (OSError, subprocess.SubprocessError, ValueError, KeyError, IndexError):
         return None

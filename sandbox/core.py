@@ -30,8 +30,16 @@ BACKENDS = ("bubblewrap", "docker", "process")
 PACKAGE_INSIDE = Path("/sandbox/lib")
 # The few files from /etc that a Python process, gcc (Triton's launcher build) and CUDA need; binding
 # all of /etc would show secrets root-owned files hold (the sandbox's uid maps onto the caller's).
-ETC_FILES = ("ld.so.cache", "ld.so.conf", "ld.so.conf.d", "alternatives", "nsswitch.conf", "passwd", "group",
-             "localtime")  # fmt: skip
+ETC_FILES = (
+    "ld.so.cache",
+    "ld.so.conf",
+    "ld.so.conf.d",
+    "alternatives",
+    "nsswitch.conf",
+    "passwd",
+    "group",
+    "localtime",
+)
 SYSTEM_DIRS = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64")
 
 

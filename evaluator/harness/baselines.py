@@ -145,15 +145,20 @@ def _line(row: dict[str, Any]) -> str:
     if "error" in row:
         return f"Q{row['query']:02d} failed: {row['error']}"
     compiled = f"{row['compiled_ms']:.3f} ms" if row.get("compiled_ms") is not None else "not timed"
-    return (f"Q{row['query']:02d} {row['mode']}: eager {row['eager_ms']:.3f} ms, compiled {compiled} "
-            f"({row['rounds']} rounds; compiled in {row['compile_s']:.1f} s)")  # fmt: skip
+    return (
+        f"Q{row['query']:02d} {row['mode']}: eager {row['eager_ms']:.3f} ms, compiled {compiled} "
+        f"({row['rounds']} rounds; compiled in {row['compile_s']:.1f} s)"
+    )
 
 
 def compile_env(folder: Path, query: Query) -> dict[str, str]:
     """The compile caches in `folder`, and the job id under which torch keeps its dynamic-shape profile
     (without an id it keeps none): the same for the calibration and every runner of the query."""
-    return {"TORCHINDUCTOR_CACHE_DIR": str(folder / "inductor"), "TRITON_CACHE_DIR": str(folder / "triton"),
-            "TORCH_COMPILE_JOB_ID": f"dkb-{query.slug}"}  # fmt: skip
+    return {
+        "TORCHINDUCTOR_CACHE_DIR": str(folder / "inductor"),
+        "TRITON_CACHE_DIR": str(folder / "triton"),
+        "TORCH_COMPILE_JOB_ID": f"dkb-{query.slug}",
+    }
 
 
 def choose(eager_ms: float, compiled_ms: float | None) -> str:
@@ -187,15 +192,22 @@ def _calibrate_one(sf_folder: Path, device: str, number: int) -> dict[str, Any]:
         compile_s = time.perf_counter() - started
         candidates["compiled"] = compiled
     policy = TimingPolicy.for_device(kind, SECONDS[kind])
-    policy = TimingPolicy(warmup_s=policy.warmup_s, min_time_s=SECONDS[kind], max_time_s=SECONDS[kind],
-                          min_reps=policy.min_reps, target_stderr=0.0)  # fmt: skip
+    policy = TimingPolicy(
+        warmup_s=policy.warmup_s,
+        min_time_s=SECONDS[kind],
+        max_time_s=SECONDS[kind],
+        min_reps=policy.min_reps,
+        target_stderr=0.0,
+    )
     # One timing at a time: calibrations compile side by side, but timing beside another's compile
     # measures the neighbour too.
     folder = Path(os.environ["TORCHINDUCTOR_CACHE_DIR"]).parent
     with open(folder.parent / ".timing.lock", "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
-        calls = {name: (lambda rep, fn=fn: fn(tables, **params[rep % len(params)]))
-                 for name, fn in candidates.items()}  # fmt: skip
+        calls = {
+            name: (lambda rep, fn=fn: fn(tables, **params[rep % len(params)]))
+            for name, fn in candidates.items()
+        }
         stats = time_rotated(calls, device=torch.device(device), policy=policy, strata=len(params))
     row: dict[str, Any] = {"query": number, "compile_s": round(compile_s, 2), "rounds": stats["eager"].n}
     for name in ("eager", "compiled"):

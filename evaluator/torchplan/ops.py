@@ -73,8 +73,10 @@ def exists_other(
 def lookup_composite(primary: Sequence[torch.Tensor], foreign: Sequence[torch.Tensor]) -> torch.Tensor:
     """`lookup` on a composite key (partsupp's (partkey, suppkey)): the row whose key columns equal each
     foreign row's, or -1. Keys are non-negative; packed exactly into one int64, sorted, binary-searched."""
-    widths = [int(torch.maximum(p.max(), f.max()).item()) + 1 if p.numel() and f.numel() else 1
-              for p, f in zip(primary, foreign, strict=True)]  # fmt: skip
+    widths = [
+        int(torch.maximum(p.max(), f.max()).item()) + 1 if p.numel() and f.numel() else 1
+        for p, f in zip(primary, foreign, strict=True)
+    ]
     keys, rows = torch.sort(pack(primary, widths))
     wanted = pack(foreign, widths)
     if keys.numel() == 0:

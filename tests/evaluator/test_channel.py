@@ -109,8 +109,15 @@ def test_a_layout_that_does_not_fit_its_bytes_is_refused(layout, payload: bytes,
 
 def test_a_runner_that_floods_its_log_leaves_only_the_logs_end() -> None:
     code = "import os\nfor _ in range(64):\n    os.write(2, b'x' * (1 << 20))\nos.write(2, b'THE END')\n"
-    launch = Launch(argv=[sys.executable, "-c", code], readable=[], writable=[], hidden=[], env={},
-                    timeout_s=60, channel=True)  # fmt: skip
+    launch = Launch(
+        argv=[sys.executable, "-c", code],
+        readable=[],
+        writable=[],
+        hidden=[],
+        env={},
+        timeout_s=60,
+        channel=True,
+    )
     outcome = Launcher().start(launch).wait()
     assert outcome.returncode == 0
     assert outcome.log.endswith("THE END") and len(outcome.log) == RUNNER_LOG_CHARS

@@ -17,8 +17,14 @@ EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 
 def test_a_one_kernel_set_starts_one_query_and_reports_all_22(tpch_data: Path) -> None:
     heard: list[Progress] = []
-    job = evaluation.Job(kernel_dir=EXAMPLES / "triton-q06-full", data_dir=tpch_data, scale_factor=0.01,
-                         trials=2, max_time_per_query_s=0.3, seed=3)  # fmt: skip
+    job = evaluation.Job(
+        kernel_dir=EXAMPLES / "triton-q06-full",
+        data_dir=tpch_data,
+        scale_factor=0.01,
+        trials=2,
+        max_time_per_query_s=0.3,
+        seed=3,
+    )
     report = evaluation.evaluate(job, backend="process", progress=heard.append)
     assert [q["query"] for q in report["queries"]] == sorted(QUERIES)
     assert heard == [Progress(0, 1, 6, "started"), Progress(1, 1, 6, "ended", Status.PASSED)]
@@ -33,8 +39,15 @@ def test_the_calibration_in_the_data_folder_chooses_the_mode(own_data: Path) -> 
     row = {"query": 6, "mode": "compiled", "eager_ms": 9.0, "compiled_ms": 8.0}
     data = own_data
     baselines.store(data, 0.01, "cpu", [row])
-    job = evaluation.Job(kernel_dir=EXAMPLES / "triton-q06-full", data_dir=data, scale_factor=0.01, trials=2,
-                         max_time_per_query_s=0.3, seed=3, queries=(6,))  # fmt: skip
+    job = evaluation.Job(
+        kernel_dir=EXAMPLES / "triton-q06-full",
+        data_dir=data,
+        scale_factor=0.01,
+        trials=2,
+        max_time_per_query_s=0.3,
+        seed=3,
+        queries=(6,),
+    )
     report = evaluation.evaluate(job, backend="process")
     (result,) = report["queries"]
     assert result["status"] == Status.PASSED, result["reason"]

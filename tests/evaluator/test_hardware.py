@@ -26,8 +26,13 @@ def test_the_gpu_state_is_read_from_nvidia_smi(tmp_path: Path, monkeypatch: pyte
     fake.chmod(0o755)
     monkeypatch.setenv("PATH", f"{tmp_path}{os.pathsep}{os.environ['PATH']}")
     state = hardware.gpu_state("cuda:1")
-    assert state == {"name": "NVIDIA H200", "driver": "580.159.04", "sm_clock_mhz": "1980",
-                     "memory_clock_mhz": "3201", "temperature_c": "41"}  # fmt: skip
+    assert state == {
+        "name": "NVIDIA H200",
+        "driver": "580.159.04",
+        "sm_clock_mhz": "1980",
+        "memory_clock_mhz": "3201",
+        "temperature_c": "41",
+    }
     assert (tmp_path / "argv").read_text().split()[-2:] == ["-i", "1"]
     assert hardware.peak_bandwidth_gbs(state["name"]) == 4800.0
 

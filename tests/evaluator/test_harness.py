@@ -138,14 +138,20 @@ def test_the_overall_speedup_falls_back_to_the_baseline_for_failing_or_slower_ke
         return QueryResult(query=1, status=status, baseline_ms=baseline, kernel_ms=kernel, speedup=speedup)
 
     report = Report(
-        harness_version="t", hardware={}, scale_factor=1, language="triton", scope="full",
-        baseline="compiled", sandbox={}, queries=[
+        harness_version="t",
+        hardware={},
+        scale_factor=1,
+        language="triton",
+        scope="full",
+        baseline="compiled",
+        sandbox={},
+        queries=[
             result(Status.PASSED, 10.0, 2.0),  # 5x
             result(Status.PASSED, 10.0, 40.0),  # slower: the baseline's 10 ms counts
             result(Status.WRONG_ANSWER, 20.0, None),
             result(Status.PASSED, 10.0, 4.0),  # 2.5x
         ],
-    ).aggregate()  # fmt: skip
+    ).aggregate()
     assert report.overall_speedup == pytest.approx(50 / (2 + 10 + 20 + 4))
     assert report.geomean_speedup == pytest.approx((5 * 1 * 1 * 2.5) ** 0.25)
     assert report.pass_rate == 0.75
@@ -175,8 +181,14 @@ def test_timing_is_ranked_only_on_a_gpu_with_sure_medians() -> None:
     def report(device: str, kernel: dict) -> Report:
         stats = {"baseline": timed(50, 0.3), "kernel": kernel}
         result = QueryResult(query=6, status=Status.PASSED, baseline_ms=1.0, kernel_ms=1.0, stats=stats)
-        described = {"harness_version": "t", "hardware": {"device": device}, "scale_factor": 10,
-                     "language": "triton", "scope": "full", "baseline": "recorded"}  # fmt: skip
+        described = {
+            "harness_version": "t",
+            "hardware": {"device": device},
+            "scale_factor": 10,
+            "language": "triton",
+            "scope": "full",
+            "baseline": "recorded",
+        }
         return Report(**described, sandbox={}, queries=[result]).aggregate()
 
     assert report("cuda", timed(50, 0.5)).timing["ranked"] is True

@@ -36,8 +36,11 @@ def test_a_runner_that_died_is_labelled_by_how(returncode: int, log: str, status
     ("error", "status"),
     [
         ("MemoryError: ", Status.OUT_OF_MEMORY),
-        ("RuntimeError: [enforce fail at alloc_cpu.cpp:118] DefaultCPUAllocator: can't allocate memory: "
-         "you tried to allocate 8000000000000 bytes.", Status.OUT_OF_MEMORY),
+        (
+            "RuntimeError: [enforce fail at alloc_cpu.cpp:118] DefaultCPUAllocator: can't allocate memory: "
+            "you tried to allocate 8000000000000 bytes.",
+            Status.OUT_OF_MEMORY,
+        ),
         ("OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 TiB.", Status.OUT_OF_MEMORY),
         ("RuntimeError: CUDA error: an illegal memory access was encountered", Status.CRASHED),
         ("RuntimeError: Triton Error [CUDA]: an illegal memory access was encountered", Status.CRASHED),
@@ -45,7 +48,7 @@ def test_a_runner_that_died_is_labelled_by_how(returncode: int, log: str, status
         ("ValueError: boom (line 3)", Status.RUNTIME_ERROR),
         ("OutOfResources: out of resource: shared memory, Required: 262144", Status.RUNTIME_ERROR),
     ],
-)  # fmt: skip
+)
 def test_a_kernels_error_inside_a_trial_is_a_runtime_error_unless_memory_or_the_gpu_failed(
     error: str, status: str
 ) -> None:

@@ -42,8 +42,9 @@ def test_a_second_call_over_ten_times_the_baselines_median_stops_the_timing() ->
             {"baseline": baseline, "kernel": slow_every(3)}, device=torch.device("cpu"), policy=policy
         )
     # One slow call is forgiven (a hiccup); and the limit is the baseline's, not the kernel's own.
-    stats = time_rotated({"baseline": baseline, "kernel": slow_every(1000)}, device=torch.device("cpu"),
-                         policy=policy)  # fmt: skip
+    stats = time_rotated(
+        {"baseline": baseline, "kernel": slow_every(1000)}, device=torch.device("cpu"), policy=policy
+    )
     assert stats["kernel"].n >= 12
 
 
@@ -124,8 +125,9 @@ def test_a_sample_holds_several_calls_of_every_parameter_set_when_calls_are_shor
 
 def test_the_loop_hands_each_sample_its_first_rep_and_call_count() -> None:
     seen: list[tuple[int, int]] = []
-    policy = TimingPolicy(warmup_reps=1, warmup_s=0.0, min_reps=4, min_time_s=0.0, max_time_s=0.0,
-                          batch_ms=5.0)  # fmt: skip
+    policy = TimingPolicy(
+        warmup_reps=1, warmup_s=0.0, min_reps=4, min_time_s=0.0, max_time_s=0.0, batch_ms=5.0
+    )
 
     def run(rep: int, calls: int) -> float:
         seen.append((rep, calls))
@@ -160,8 +162,12 @@ def test_rounds_timed_while_the_host_ran_slow_are_set_aside(monkeypatch: pytest.
     host = _SlowSpell(slow=range(10, 30))
     monkeypatch.setattr(timing, "_host_probe", host.probe)
     monkeypatch.setattr(timing, "_timed", host.timed)
-    stats = time_rotated({"baseline": lambda rep: rep, "kernel": lambda rep: rep}, device=torch.device("cpu"),
-                         policy=_spell_policy(min_reps=60), strata=5)  # fmt: skip
+    stats = time_rotated(
+        {"baseline": lambda rep: rep, "kernel": lambda rep: rep},
+        device=torch.device("cpu"),
+        policy=_spell_policy(min_reps=60),
+        strata=5,
+    )
     for s in stats.values():
         assert s.set_aside == 20  # the spell, and only it
         assert s.n == host.round + 1 - 20 >= 60  # the stopping rule counted steady rounds only

@@ -35,8 +35,14 @@ def load(name: str) -> dict:
 def run(args: list[str], mode: str) -> int:
     name = args[args.index("--name") + 1]
     if mode == "never-started":
-        save(name, Status="created", ExitCode=125, OOMKilled=False, Error="nvidia runtime: no such device",
-             StartedAt=NEVER)  # fmt: skip
+        save(
+            name,
+            Status="created",
+            ExitCode=125,
+            OOMKilled=False,
+            Error="nvidia runtime: no such device",
+            StartedAt=NEVER,
+        )
         print("docker: Error response from daemon: nvidia runtime: no such device.", file=sys.stderr)
         return 125
     if mode == "hang":

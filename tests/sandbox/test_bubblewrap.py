@@ -55,8 +55,12 @@ def job(kernel_dir: Path, data_root: Path, **kw) -> Job:
 def probe_set(tmp_path: Path, data: Path) -> Path:
     kernel_dir = tmp_path / "probe"
     shutil.copytree(EXAMPLES / "triton-q06-full", kernel_dir)
-    paths = {"root": str(ROOT / "pyproject.toml"), "answers": str(data / "tpch.duckdb"),
-             "kernels": str(kernel_dir), "data": str(data)}  # fmt: skip
+    paths = {
+        "root": str(ROOT / "pyproject.toml"),
+        "answers": str(data / "tpch.duckdb"),
+        "kernels": str(kernel_dir),
+        "data": str(data),
+    }
     (kernel_dir / "q06.py").write_text(PROBE % paths)
     return kernel_dir
 

@@ -65,16 +65,24 @@ def runner_launch(tmp_path: Path, timeout_s: float = 60) -> Launch:
     for folder in (data, kernels, out):
         folder.mkdir(exist_ok=True)
     (data / "tpch.duckdb").write_bytes(b"answers")
-    return Launch(argv=[sys.executable, "-m", "evaluator.runner.commands", str(out / "request.json")],
-                  readable=[data, kernels], writable=[out], hidden=[data / "tpch.duckdb"],
-                  env={"TRITON_INTERPRET": "1"}, timeout_s=timeout_s)  # fmt: skip
+    return Launch(
+        argv=[sys.executable, "-m", "evaluator.runner.commands", str(out / "request.json")],
+        readable=[data, kernels],
+        writable=[out],
+        hidden=[data / "tpch.duckdb"],
+        env={"TRITON_INTERPRET": "1"},
+        timeout_s=timeout_s,
+    )
 
 
 def options(command: list[str]) -> list[tuple[str, str]]:
     """(flag, value) pairs of `docker run`, up to the image."""
     image = command.index(IMAGE)
-    return [(command[i], command[i + 1]) for i in range(2, image) if command[i].startswith("--")
-            and i + 1 < image and not command[i + 1].startswith("--")]  # fmt: skip
+    return [
+        (command[i], command[i + 1])
+        for i in range(2, image)
+        if command[i].startswith("--") and i + 1 < image and not command[i + 1].startswith("--")
+    ]
 
 
 def test_the_run_command_pins_one_gpu_the_image_and_every_limit(docker: FakeDocker, tmp_path: Path) -> None:
@@ -209,8 +217,14 @@ def test_a_set_is_evaluated_through_the_docker_backend(
 ) -> None:
     docker.play("exec")  # the fake runs each container's command here, unisolated
     monkeypatch.setenv("DKB_EVALUATOR_IMAGE", IMAGE)
-    job = Job(kernel_dir=ROOT / "examples" / "triton-q06-full", data_dir=tpch_data, scale_factor=0.01,
-                      max_time_per_query_s=0.3, trials=2, queries=(6,))  # fmt: skip
+    job = Job(
+        kernel_dir=ROOT / "examples" / "triton-q06-full",
+        data_dir=tpch_data,
+        scale_factor=0.01,
+        max_time_per_query_s=0.3,
+        trials=2,
+        queries=(6,),
+    )
     report = evaluate(job, backend="docker", limits=LIMITS)
     assert report["sandbox"]["backend"] == "docker" and report["sandbox"]["limits"]["cgroup"] == "docker"
     (q06,) = report["queries"]

@@ -30,8 +30,14 @@ print(json.dumps({n: resource.getrlimit(getattr(resource, "RLIMIT_" + n)) for n 
 
 
 def launch(code: str, tmp_path: Path, timeout_s: float = 60) -> Launch:
-    return Launch(argv=[sys.executable, "-c", code], readable=[], writable=[tmp_path], hidden=[], env={},
-                  timeout_s=timeout_s)  # fmt: skip
+    return Launch(
+        argv=[sys.executable, "-c", code],
+        readable=[],
+        writable=[tmp_path],
+        hidden=[],
+        env={},
+        timeout_s=timeout_s,
+    )
 
 
 def bubblewrap(limits: Limits = SMALL) -> BubblewrapLauncher:

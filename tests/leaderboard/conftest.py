@@ -52,8 +52,13 @@ def evaluated(
 
 def timing(median_ms: float, *, stderr_pct: float = 0.5, n: int = 40) -> dict[str, Any]:
     """One median's statistics as the harness reports them."""
-    return {"median_ms": median_ms, "min_ms": median_ms * 0.95, "iqr_ms": median_ms * 0.02, "n": n,
-            "stderr_pct": stderr_pct}  # fmt: skip
+    return {
+        "median_ms": median_ms,
+        "min_ms": median_ms * 0.95,
+        "iqr_ms": median_ms * 0.02,
+        "n": n,
+        "stderr_pct": stderr_pct,
+    }
 
 
 @pytest.fixture

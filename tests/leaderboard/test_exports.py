@@ -102,8 +102,11 @@ def test_a_runs_results_export_in_json_and_csv(evaluated: Callable[..., Any], an
     run = evaluated(model="LLM", status="wrong_answer", reason="row 3: 1.5 != 1.25")
     body = anonymous.get(f"/api/runs/{run.pk}/results/").json()
     assert (body["run"], body["submission"], body["hardware"], body["status"]) == (
-        run.pk, run.submission_id, "cpu-test", "succeeded",
-    )  # fmt: skip
+        run.pk,
+        run.submission_id,
+        "cpu-test",
+        "succeeded",
+    )
     assert body["rows"] == [
         {
             "query": 6, "status": "wrong_answer", "reason": "row 3: 1.5 != 1.25", "baseline_ms": 2.0,

@@ -318,8 +318,18 @@ def test_a_query_page_shows_each_hardwares_recorded_baseline_and_the_rule(anonym
     from evaluator import HARNESS_VERSION
     from evaluator.harness import baselines
 
-    rows = [{"query": 6, "mode": "compiled", "eager_ms": 3.0, "compiled_ms": 1.2, "eager_stderr_pct": 0.4,
-             "compiled_stderr_pct": 0.3, "rounds": 120, "compile_s": 14.2}]  # fmt: skip
+    rows = [
+        {
+            "query": 6,
+            "mode": "compiled",
+            "eager_ms": 3.0,
+            "compiled_ms": 1.2,
+            "eager_stderr_pct": 0.4,
+            "compiled_stderr_pct": 0.3,
+            "rounds": 120,
+            "compile_s": 14.2,
+        }
+    ]
     services.baseline_calibration_store(
         hardware=gpu,
         rows=rows,

@@ -232,8 +232,16 @@ def test_calibration_rows_are_stored_once_per_setup_and_failed_ones_skipped(q6, 
     from leaderboard.models import BaselineCalibration
 
     key = {"hardware": "cpu", "harness": "0.5.0", "torch": "2.13.0"}
-    row = {"query": 6, "mode": "eager", "eager_ms": 2.5, "compiled_ms": None, "eager_stderr_pct": 0.8,
-           "compiled_stderr_pct": None, "rounds": 30, "compile_s": 0.0}  # fmt: skip
+    row = {
+        "query": 6,
+        "mode": "eager",
+        "eager_ms": 2.5,
+        "compiled_ms": None,
+        "eager_stderr_pct": 0.8,
+        "compiled_stderr_pct": None,
+        "rounds": 30,
+        "compile_s": 0.0,
+    }
     failed = {"query": 6, "error": "Traceback: out of memory"}
     unknown = row | {"query": 1}  # Q1 is not loaded in this test
     assert len(services.baseline_calibration_store(hardware=cpu, rows=[row, failed, unknown], key=key)) == 1

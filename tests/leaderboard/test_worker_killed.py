@@ -76,12 +76,18 @@ def test_a_worker_killed_mid_run_leaves_the_run_unrecorded_then_failed_and_retry
         enqueue=False,
     )
     run = submission.runs.get()
-    env = {**os.environ, "DATABASE_URL": database_url(), "DKB_DATA_DIR": str(tpch_data),
-           "DKB_SANDBOX": "bubblewrap", "DKB_VAR_DIR": str(settings.VAR_DIR)}  # fmt: skip
+    env = {
+        **os.environ,
+        "DATABASE_URL": database_url(),
+        "DKB_DATA_DIR": str(tpch_data),
+        "DKB_SANDBOX": "bubblewrap",
+        "DKB_VAR_DIR": str(settings.VAR_DIR),
+    }
     code = f"import django; django.setup(); from leaderboard import tasks; tasks.evaluation_execute({run.pk})"
     log = (tmp_path / "worker.log").open("w")
-    worker = subprocess.Popen([sys.executable, "-c", code], cwd=ROOT, env=env, stdout=log,
-                              stderr=subprocess.STDOUT)  # fmt: skip
+    worker = subprocess.Popen(
+        [sys.executable, "-c", code], cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT
+    )
     try:
         deadline = time.monotonic() + WAIT_S
         while not sandboxes_of(run.pk, "q06"):  # Q1 done, Q6's runner started

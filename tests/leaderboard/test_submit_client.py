@@ -3,9 +3,7 @@ while a worker's steps are played through the services, print the results."""
 
 from __future__ import annotations
 
-import zipfile
 from collections.abc import Callable, Iterator
-from io import BytesIO
 from pathlib import Path
 from typing import Any
 
@@ -15,7 +13,7 @@ from rest_framework.authtoken.models import Token
 
 from evaluator.__main__ import main
 from evaluator.errors import SubmissionError
-from evaluator.tools.submit import Client, archive_of, submit
+from evaluator.tools.submit import Client, submit
 from leaderboard import services
 from leaderboard.models import EvaluationRun, Submission
 
@@ -106,10 +104,3 @@ def test_a_bad_token_and_a_bad_set_are_errors_with_codes(
     assert main(["submit", str(tmp_path), "--server", live_server.url, "--token", "t"]) == 2
     assert "manifest_" in capsys.readouterr().err
     assert Submission.objects.count() == 0
-
-
-def test_the_archive_is_the_same_bytes_for_the_same_set(example_dir: Path) -> None:
-    archive = archive_of(example_dir)
-    assert archive == archive_of(example_dir)
-    names = zipfile.ZipFile(BytesIO(archive)).namelist()
-    assert names == ["manifest.json", "q06.py"]

@@ -9,7 +9,7 @@ wherever sqlglot put it, is reclassified here by the relations it touches.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, cast
 
 import sqlglot
@@ -44,7 +44,7 @@ class Frontend:
     optimized: exp.Select
     block: Block
     # LEFT JOINs on unnested subqueries, for the semi/anti-join rewrite: alias -> (CTE select, ON)
-    left_joins: dict[str, tuple[exp.Select, exp.Expr]]
+    left_joins: dict[str, tuple[exp.Select, exp.Expr | None]]
     # WHERE conjuncts that mention a LEFT-JOINed alias (the IS [NOT] NULL tests)
     null_tests: list[exp.Expr]
 
@@ -241,82 +241,150 @@ def _lower_select(
     """`ctes`: the top-level query's CTEs, when `tree` is the body of one of them (a scalar subquery)."""
     if ctes is None:
         ctes = {cte.alias: cte.this for cte in (tree.args.get("with_") or exp.With()).expressions}
-    scope: dict[str, tuple[str, str]] = {}
-    relations: dict[str, Relation] = {}
-    pending: list[tuple[str, exp.Expr]] = []  # (alias, condition) from CTE bodies
-    left_joins: dict[str, tuple[exp.Select, exp.Expr]] = {}
-    sources = [tree.args["from_"].this] + [j.this for j in tree.args.get("joins") or []]
-    joins = [None, *(tree.args.get("joins") or [])]
-    on_conditions: list[exp.Expr] = []
-    grouped: dict[str, Derived] = {}
-    scalars: dict[str, Block] = {}
-    inner_grouped: set[str] = set()  # grouped views joined inner: no NULL row to reject
-    derived_columns: dict[str, dict[str, Expr]] = {}
-    for source, join in zip(sources, joins, strict=True):
+    sources = _Sources(sql, binding, ctes)
+    sources.add(tree.args["from_"].this, None)
+    for join in tree.args.get("joins") or []:
+        sources.add(join.this, join)
+    conjuncts, null_tests = _where_conjuncts(tree, sources)
+    conditions = _lower_conditions(sources, conjuncts)
+    outputs = _lower_outputs(sources, tree, names)
+    group = tree.args.get("group")
+    group_by = [sources.lowering("in GROUP BY").lower(g) for g in (group.expressions if group else [])]
+    having_node = tree.args.get("having")
+    having = sources.lowering("in HAVING").lower(having_node.this) if having_node else None
+    order_by = _lower_order_by(sources, tree, outputs)
+    limit = _limit(tree)
+    derived_by_alias = {d.alias: d for d in sources.grouped.values()}
+    block = Block(
+        sources.relations,
+        "",
+        [],
+        [],
+        conditions,
+        group_by,
+        outputs,
+        having,
+        order_by,
+        limit,
+        derived_by_alias,
+    )
+    block.scalars = sources.scalars
+    return Frontend(sql, binding, tree, block, sources.left_joins, null_tests)
+
+
+@dataclass
+class _Sources:
+    """The FROM clause and its JOINs, lowered source by source: each kind of source adds to these."""
+
+    sql: str
+    binding: Binding
+    ctes: dict[str, exp.Select]
+    scope: dict[str, tuple[str, str]] = field(default_factory=dict)
+    relations: dict[str, Relation] = field(default_factory=dict)
+    pending: list[tuple[str, exp.Expr]] = field(default_factory=list)  # (alias, condition) from CTE bodies
+    left_joins: dict[str, tuple[exp.Select, exp.Expr | None]] = field(default_factory=dict)
+    on_conditions: list[exp.Expr] = field(default_factory=list)
+    grouped: dict[str, Derived] = field(default_factory=dict)
+    scalars: dict[str, Block] = field(default_factory=dict)
+    inner_grouped: set[str] = field(default_factory=set)  # grouped views joined inner: no NULL row to reject
+    derived_columns: dict[str, dict[str, Expr]] = field(default_factory=dict)
+
+    def lowering(self, where: str) -> Lowering:
+        return Lowering(self.binding, self.scope, where, self.derived_columns)
+
+    def add(self, source: exp.Expr, join: exp.Join | None) -> None:
+        """One source: FROM's (`join` None) or a JOIN's."""
         if not isinstance(source, exp.Table):
             raise UnsupportedSQL("derived table (subquery in FROM)")
-        alias = source.alias_or_name
-        body = ctes.get(source.name)
-        if body is not None and is_grouped(body) and (join is None or not (join.side or join.kind)):
-            # A grouped view joined inner (Q15's revenue): a relation with one row per key.
-            name = f"sub{len(grouped)}"
-            derived, relations[name], derived_columns[alias] = lower_grouped(name, body, binding)
-            grouped[alias] = derived
-            inner_grouped.add(alias)
-            if join is not None and join.args.get("on") is not None:
-                on_conditions.extend(_conjuncts(join.args["on"]))
-            continue
-        if body is not None and _is_count_view(body) and (join is None or not (join.side or join.kind)):
-            relations[alias], view_conditions, derived_columns[alias] = _count_view(
-                alias, body, ctes, binding
+        body = self.ctes.get(source.name)
+        joined_inner = join is None or not (join.side or join.kind)
+        if body is not None and is_grouped(body) and joined_inner:
+            self._grouped_view(source.alias_or_name, body, join)
+        elif body is not None and _is_count_view(body) and joined_inner:
+            self._count_view(source.alias_or_name, body, join)
+        elif body is not None and _is_scalar(body) and join is not None:
+            self._scalar(source.alias_or_name, body, join)
+        elif join is not None and join.side == "LEFT":
+            self._left_join(source.alias_or_name, body, join)
+        else:
+            self._table(source, join)
+
+    def _on(self, join: exp.Join | None) -> None:
+        if join is not None and join.args.get("on") is not None:
+            self.on_conditions.extend(_conjuncts(join.args["on"]))
+
+    def _grouped_view(self, alias: str, body: exp.Select, join: exp.Join | None) -> None:
+        """A grouped view joined inner (Q15's revenue): a relation with one row per key."""
+        name = f"sub{len(self.grouped)}"
+        derived, self.relations[name], self.derived_columns[alias] = lower_grouped(name, body, self.binding)
+        self.grouped[alias] = derived
+        self.inner_grouped.add(alias)
+        self._on(join)
+
+    def _count_view(self, alias: str, body: exp.Select, join: exp.Join | None) -> None:
+        """A LEFT JOIN's counts per key (Q13's c_orders): the outer table, its rows counting matches."""
+        self.relations[alias], view_conditions, self.derived_columns[alias] = _count_view(
+            alias, body, self.ctes, self.binding
+        )
+        self.scope[alias] = (alias, self.relations[alias].table)
+        self.pending.extend((alias, c) for c in view_conditions)
+        self._on(join)
+
+    def _scalar(self, alias: str, body: exp.Select, join: exp.Join) -> None:
+        """An uncorrelated scalar subquery, one value: `JOIN _u_0 ON _u_0._col_0 < c_acctbal` (Q22)."""
+        var = f"scalar{len(self.scalars)}"
+        self.scalars[var], self.derived_columns[alias] = _scalar_subquery(
+            self.sql, self.binding, body, self.ctes, var
+        )
+        self._on(join)
+
+    def _left_join(self, alias: str, body: exp.Select | None, join: exp.Join) -> None:
+        """An unnested subquery: grouped (a lookup that must reject NULL), else EXISTS / IN for the
+        semi/anti-join rewrite (rewrites.py)."""
+        if body is None:
+            raise UnsupportedSQL("LEFT OUTER JOIN (only unnested EXISTS/IN subqueries)")
+        if is_grouped(body) or _is_grouped_join(body):
+            name = f"sub{len(self.grouped)}"  # sqlglot's `_u_0` reads worse in the emitted code
+            derived, self.relations[name], self.derived_columns[alias] = (
+                lower_grouped(name, body, self.binding)
+                if is_grouped(body)
+                else _grouped_join(self.sql, self.binding, body, self.ctes, name)
             )
-            scope[alias] = (alias, relations[alias].table)
-            pending.extend((alias, c) for c in view_conditions)
-            if join is not None and join.args.get("on") is not None:
-                on_conditions.extend(_conjuncts(join.args["on"]))
-            continue
-        if source.name in ctes and _is_scalar(ctes[source.name]) and join is not None:
-            var = f"scalar{len(scalars)}"
-            body = ctes[source.name]
-            scalars[var], derived_columns[alias] = _scalar_subquery(sql, binding, body, ctes, var)
-            if join.args.get("on") is not None:  # `JOIN _u_0 ON _u_0._col_0 < c_acctbal` (Q22)
-                on_conditions.extend(_conjuncts(join.args["on"]))
-            continue
-        if join is not None and join.side == "LEFT":
-            body = ctes.get(source.name)
-            if body is None:
-                raise UnsupportedSQL("LEFT OUTER JOIN (only unnested EXISTS/IN subqueries)")
-            if is_grouped(body) or _is_grouped_join(body):
-                name = f"sub{len(grouped)}"  # sqlglot's `_u_0` reads worse in the emitted code
-                derived, relations[name], derived_columns[alias] = (
-                    lower_grouped(name, body, binding)
-                    if is_grouped(body)
-                    else _grouped_join(sql, binding, body, ctes, name)
-                )
-                grouped[alias] = derived
-                on_conditions.extend(_conjuncts(join.args["on"]))
-                continue
-            left_joins[alias] = (body, join.args.get("on"))
-            continue
+            self.grouped[alias] = derived
+            self.on_conditions.extend(_conjuncts(join.args["on"]))
+            return
+        self.left_joins[alias] = (body, join.args.get("on"))
+
+    def _table(self, source: exp.Table, join: exp.Join | None) -> None:
+        """A base table, or a CTE that is one filtered table."""
         if join is not None and (join.side or join.kind) and join.kind not in ("INNER", "CROSS"):
             raise UnsupportedSQL(f"{(join.side or join.kind)} JOIN")
-        if join is not None and join.args.get("on") is not None:
-            # A CROSS JOIN (sqlglot's join order puts one in Q2) is joined by WHERE's conditions, or
-            # refused by the join tree as unreachable.
-            on_conditions.extend(_conjuncts(join.args["on"]))
-        table, base_conditions = _base_table(source, ctes)
-        scope[alias] = (alias, table)
-        relations[alias] = Relation(alias, table)
-        pending.extend((alias, c) for c in base_conditions)
+        # A CROSS JOIN (sqlglot's join order puts one in Q2) is joined by WHERE's conditions, or refused
+        # by the join tree as unreachable.
+        self._on(join)
+        alias = source.alias_or_name
+        table, base_conditions = _base_table(source, self.ctes)
+        self.scope[alias] = (alias, table)
+        self.relations[alias] = Relation(alias, table)
+        self.pending.extend((alias, c) for c in base_conditions)
+
+
+def _where_conjuncts(tree: exp.Select, sources: _Sources) -> tuple[list[exp.Expr], list[exp.Expr]]:
+    """The conjuncts of WHERE and the ONs, ORs factored; and apart, the tests on LEFT-JOINed aliases.
+
+    A grouped subquery joined outer is looked up as if inner: only when WHERE rejects its missing keys.
+    """
     where = tree.args.get("where")
-    conjuncts = factor_or(on_conditions + (_conjuncts(where.this) if where is not None else []))
-    null_tests = [c for c in conjuncts if any(col.table in left_joins for col in c.find_all(exp.Column))]
+    conjuncts = factor_or(sources.on_conditions + (_conjuncts(where.this) if where is not None else []))
+    null_tests = [
+        c for c in conjuncts if any(col.table in sources.left_joins for col in c.find_all(exp.Column))
+    ]
     conjuncts = [c for c in conjuncts if c not in null_tests]
-    for alias in set(grouped) - inner_grouped:
+    for alias in set(sources.grouped) - sources.inner_grouped:
         uses = [
             c
             for c in conjuncts
-            if c not in on_conditions and any(col.table == alias for col in c.find_all(exp.Column))
+            if c not in sources.on_conditions and any(col.table == alias for col in c.find_all(exp.Column))
         ]
         if not any(null_rejecting(c, alias) for c in uses):
             raise UnsupportedSQL(
@@ -324,33 +392,37 @@ def _lower_select(
             )
         # `NOT u.k IS NULL` is what the inner lookup does anyway.
         conjuncts = [c for c in conjuncts if not (isinstance(c, exp.Not) and c in uses)]
+    return conjuncts, null_tests
 
-    lowering = Lowering(binding, scope, "in WHERE", derived_columns)
+
+def _lower_conditions(sources: _Sources, conjuncts: list[exp.Expr]) -> list[Expr]:
+    """The CTE bodies' conditions, each in its relation's scope, then the WHERE conjuncts."""
+    lowering = sources.lowering("in WHERE")
     conditions: list[Expr] = []
-    for alias, condition in pending:
-        inner_scope = {k: v for k, v in scope.items()} | {
-            relations[alias].table: (alias, relations[alias].table)
-        }
-        conditions.append(Lowering(binding, inner_scope, "in WHERE", derived_columns).lower(condition))
+    for alias, condition in sources.pending:
+        table = sources.relations[alias].table
+        inner_scope = {k: v for k, v in sources.scope.items()} | {table: (alias, table)}
+        inner = Lowering(sources.binding, inner_scope, "in WHERE", sources.derived_columns)
+        conditions.append(inner.lower(condition))
     conditions.extend(lowering.lower(c) for c in conjuncts)
+    return conditions
 
-    select_lowering = Lowering(binding, scope, "in SELECT", derived_columns)
-    outputs = []
+
+def _lower_outputs(sources: _Sources, tree: exp.Select, names: list[str]) -> list[tuple[str, Expr]]:
+    """The SELECT list, named as DuckDB names its result columns (`names`)."""
+    select_lowering = sources.lowering("in SELECT")
     if len(names) != len(tree.expressions):  # SELECT * expanded by the optimizer
         names = [p.alias_or_name for p in tree.expressions]
-    for projection, name in zip(tree.expressions, names, strict=True):
-        outputs.append((name, select_lowering.lower(projection.unalias())))
-    group = tree.args.get("group")
-    group_by = [
-        Lowering(binding, scope, "in GROUP BY", derived_columns).lower(g)
-        for g in (group.expressions if group else [])
+    return [
+        (name, select_lowering.lower(projection.unalias()))
+        for projection, name in zip(tree.expressions, names, strict=True)
     ]
-    having_node = tree.args.get("having")
-    having = (
-        Lowering(binding, scope, "in HAVING", derived_columns).lower(having_node.this)
-        if having_node
-        else None
-    )
+
+
+def _lower_order_by(
+    sources: _Sources, tree: exp.Select, outputs: list[tuple[str, Expr]]
+) -> list[tuple[Expr, bool]]:
+    """ORDER BY's keys (a result column's name stands for its expression) and whether descending."""
     order_by = []
     order = tree.args.get("order")
     by_name = dict(outputs)
@@ -359,15 +431,9 @@ def _lower_select(
         if isinstance(key, exp.Column) and not key.table and key.name in by_name:
             expr = by_name[key.name]
         else:
-            expr = Lowering(binding, scope, "in ORDER BY", derived_columns).lower(key)
+            expr = sources.lowering("in ORDER BY").lower(key)
         order_by.append((expr, bool(ordered.args.get("desc"))))
-    limit = _limit(tree)
-    derived_by_alias = {d.alias: d for d in grouped.values()}
-    block = Block(
-        relations, "", [], [], conditions, group_by, outputs, having, order_by, limit, derived_by_alias
-    )
-    block.scalars = scalars
-    return Frontend(sql, binding, tree, block, left_joins, null_tests)
+    return order_by
 
 
 def _is_count_view(body: exp.Select) -> bool:

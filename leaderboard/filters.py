@@ -61,7 +61,9 @@ class SubmissionFilter(django_filters.FilterSet):
         fields = ["model", "language", "scope", "uploader", "hardware", "published"]
 
     def on_hardware(self, queryset: QuerySet[Submission], name: str, value: str) -> QuerySet[Submission]:
-        return queryset.filter(pk__in=EvaluationRun.objects.filter(hardware__slug=value).values("submission"))
+        # Runs the visitor may see only: another's feedback run must not show through a filter either.
+        runs = EvaluationRun.objects.visible_to(self.request.user).filter(hardware__slug=value)
+        return queryset.filter(pk__in=runs.values("submission"))
 
 
 class EvaluationRunFilter(django_filters.FilterSet):

@@ -72,6 +72,12 @@ def test_the_submission_list_filters_by_model_language_scope_uploader_hardware_a
     assert ids(mine.get("/api/submissions/?language=triton&model=claude")) == [draft.pk, core.pk]
     assert ids(mine.get("/api/submissions/?language=cuda")) == []
     assert ids(mine.get("/api/submissions/?hardware=cuda-h200")) == [core.pk]
+    # A feedback run is its uploader's: the filter does not tell others it exists.
+    services.evaluation_enqueue(
+        submission=full, hardware=gpu, kind=EvaluationRun.Kind.FEEDBACK, enqueue=False
+    )
+    assert ids(mine.get("/api/submissions/?hardware=cuda-h200")) == [core.pk, full.pk]
+    assert ids(client_of(rival).get("/api/submissions/?hardware=cuda-h200")) == [core.pk]
     assert ids(mine.get("/api/submissions/?published=false")) == [draft.pk]
     assert ids(mine.get("/api/submissions/?uploader=grace")) == []
     row = mine.get("/api/submissions/?model=gpt-4o").json()["results"][0]

@@ -139,3 +139,72 @@ def test_a_newcomer_signs_up_from_the_login_page_and_asks_for_a_password_reset(
     page.wait_for_url("**/password-reset/sent/")
     assert "Check your e-mail" in page.inner_text("h1")
     assert [m.to for m in mail.outbox] == [[uploader.email]]
+
+
+PHONE = {"width": 390, "height": 844}  # an iPhone 12-15's CSS width
+
+
+def _overflow(page: Any) -> list[str]:
+    """What sticks out past the viewport's right edge (nothing must: wide tables scroll in a wrapper)."""
+    return page.evaluate(
+        """() => {
+            const width = document.documentElement.clientWidth;
+            if (document.documentElement.scrollWidth <= width) return [];
+            return [...document.querySelectorAll("body *")]
+                .filter(e => e.getBoundingClientRect().right > width + 1)
+                .filter(e => !e.closest(".table-scroll, .code, pre, figure"))
+                .slice(0, 5).map(e => e.tagName + "." + e.className);
+        }"""
+    )
+
+
+def _hidden_nav_links(page: Any) -> list[str]:
+    """The header's links that fall outside the header (cut off, or over the page)."""
+    return page.evaluate(
+        """() => {
+            const box = document.querySelector(".site-header").getBoundingClientRect();
+            return [...document.querySelectorAll(".site-header a, .site-header button")].filter(a => {
+                const r = a.getBoundingClientRect();
+                return r.top < box.top || r.bottom > box.bottom || r.right > box.right;
+            }).map(a => a.textContent.trim());
+        }"""
+    )
+
+
+def _assert_fits(page: Any, path: str) -> None:
+    assert page.evaluate("document.documentElement.scrollWidth") <= PHONE["width"], (path, _overflow(page))
+    assert _hidden_nav_links(page) == [], path
+
+
+def test_every_page_fits_a_phone_without_sideways_scrolling(
+    browser: Any, live_server: Any, world: World, password: str
+) -> None:
+    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+    context = browser.new_context(viewport=PHONE, is_mobile=True)
+    page = context.new_page()
+    pages = _pages(world) + [
+        ("login", "/accounts/login/", "Log in"),
+        ("signup", "/accounts/signup/", "Sign up"),
+        ("password-reset", "/accounts/password-reset/", "Reset your password"),
+    ]
+    try:
+        for name, path, shown in pages:
+            page.goto(f"{live_server.url}{path}")
+            assert shown.lower() in page.inner_text("body").lower(), path
+            _assert_fits(page, path)
+            page.screenshot(path=str(SCREENSHOTS / f"phone-{name}.png"), full_page=True)
+        # The uploader's own pages: the upload form and the private set.
+        page.goto(f"{live_server.url}/accounts/login/")
+        page.fill("input[name=username]", world.walk.submission.uploader.username)
+        page.fill("input[name=password]", password)
+        page.click("button[type=submit]")
+        page.wait_for_url(f"{live_server.url}/upload/")
+        for name, path in (
+            ("upload", "/upload/"),
+            ("private", f"/submissions/{world.private.submission_id}/"),
+        ):
+            page.goto(f"{live_server.url}{path}")
+            _assert_fits(page, path)
+            page.screenshot(path=str(SCREENSHOTS / f"phone-{name}.png"), full_page=True)
+    finally:
+        context.close()

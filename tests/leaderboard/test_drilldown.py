@@ -272,3 +272,15 @@ def test_a_query_chart_is_fresh_after_a_new_result(
     with django_capture_on_commit_callbacks(execute=True):
         two_query_run(model="Late LLM")
     assert "Late LLM" in anonymous.get("/queries/6/chart.svg").content.decode()
+
+
+def test_a_wide_matrix_shows_the_best_sets_and_says_how_many_there_are(
+    anonymous, two_query_run, monkeypatch
+) -> None:
+    monkeypatch.setattr(drilldown, "MATRIX_COLUMNS", 2)
+    for n, kernel_ms in enumerate((4.0, 0.5, 1.0)):
+        two_query_run(model=f"LLM {n}", kernel_ms=kernel_ms)
+    page = anonymous.get("/matrix/")
+    assertContains(page, "Showing the 2 best of 3 ranked sets")
+    table = _matrix_table(page)
+    assert "LLM 1" in table and "LLM 2" in table and "LLM 0" not in table  # 4x and 2x, not 0.5x

@@ -18,9 +18,9 @@ from sqlglot import exp
 
 from evaluator.torchplan.compiler.errors import UnsupportedSQL
 from evaluator.torchplan.compiler.exprs import Lowering
-from evaluator.torchplan.compiler.frontend import Frontend, _base_table, _conjuncts
 from evaluator.torchplan.compiler.ir import Block, Col, Expr, Lookup, Op, Relation, SemiJoin, aliases
 from evaluator.torchplan.compiler.schema import COMPOSITE_KEYS, PRIMARY_KEYS, Kind
+from evaluator.torchplan.compiler.select_block import Frontend, _base_table, _conjuncts
 
 
 def rewrite(front: Frontend) -> Block:

@@ -52,9 +52,17 @@ class HardwareAdmin(admin.ModelAdmin):
 @admin.register(BaselineCalibration)
 class BaselineCalibrationAdmin(admin.ModelAdmin):
     list_display = [
-        "query", "hardware", "scale_factor", "mode", "eager_ms", "compiled_ms", "rounds", "harness_version",
-        "torch_version", "measured_at",
-    ]  # fmt: skip
+        "query",
+        "hardware",
+        "scale_factor",
+        "mode",
+        "eager_ms",
+        "compiled_ms",
+        "rounds",
+        "harness_version",
+        "torch_version",
+        "measured_at",
+    ]
     list_filter = ["hardware", "mode", "harness_version", "torch_version"]
     list_select_related = ["query", "hardware"]
 
@@ -107,8 +115,15 @@ class SubmissionAdmin(admin.ModelAdmin):
     # Publishing is the uploader's decision alone (services.submission_publish); staff hide instead.
     readonly_fields = ["archive_sha256", "created", "published_at"]
     MANIFEST_FIELDS = [
-        "uploader", "language_model", "language", "scope", "context", "agent", "repair_rounds", "notes",
-    ]  # fmt: skip
+        "uploader",
+        "language_model",
+        "language",
+        "scope",
+        "context",
+        "agent",
+        "repair_rounds",
+        "notes",
+    ]
     inlines = [KernelInline, RunInline]
     actions = ["hide_submissions", "show_submissions", "rerun_latest"]
 
@@ -154,16 +169,43 @@ class QueryResultInline(admin.TabularInline):
 @admin.register(EvaluationRun)
 class EvaluationRunAdmin(admin.ModelAdmin):
     list_display = [
-        "id", "submission", "hardware", "status", "kind", "created", "finished", "overall_speedup",
-        "pass_rate", "harness_version", "sandbox_backend",
-    ]  # fmt: skip
+        "id",
+        "submission",
+        "hardware",
+        "status",
+        "kind",
+        "created",
+        "finished",
+        "overall_speedup",
+        "pass_rate",
+        "harness_version",
+        "sandbox_backend",
+    ]
     list_filter = ["status", "kind", "hardware", "harness_version", "sandbox_backend"]
     list_select_related = ["submission__language_model", "hardware"]
     readonly_fields = [
-        "submission", "hardware", "status", "kind", "rerun_of", "created", "started", "finished", "attempts",
-        "harness_version", "sandbox_backend", "overall_speedup", "geomean_speedup", "pass_rate", "fast_1",
-        "fast_2", "timing_ranked", "progress", "error", "retryable", "report",
-    ]  # fmt: skip
+        "submission",
+        "hardware",
+        "status",
+        "kind",
+        "rerun_of",
+        "created",
+        "started",
+        "finished",
+        "attempts",
+        "harness_version",
+        "sandbox_backend",
+        "overall_speedup",
+        "geomean_speedup",
+        "pass_rate",
+        "fast_1",
+        "fast_2",
+        "timing_ranked",
+        "progress",
+        "error",
+        "retryable",
+        "report",
+    ]
     inlines = [QueryResultInline]
     actions = ["rerun_evaluation", "fail_stuck_runs"]
 

@@ -78,9 +78,15 @@ def speedup_bars(bars: Sequence[Bar], *, title: str, axis_label: str = AXIS_LABE
         for y, bar in zip(positions, ordered, strict=True):
             if bar.kernels_only and bar.kernels_only > 0:
                 ax.plot(
-                    [bar.kernels_only], [y], marker="D", markersize=5, color=speed_colour(bar.kernels_only),
-                    markeredgecolor=INK, markeredgewidth=0.6, linestyle="none",
-                )  # fmt: skip
+                    [bar.kernels_only],
+                    [y],
+                    marker="D",
+                    markersize=5,
+                    color=speed_colour(bar.kernels_only),
+                    markeredgecolor=INK,
+                    markeredgewidth=0.6,
+                    linestyle="none",
+                )
             if bar.failure:
                 ax.plot([1.0], [y], marker="X", markersize=8, color=SLOWER, linestyle="none")
                 ax.text(1.12, y, bar.failure, va="center", ha="left", fontsize=8, color=SLOWER)

@@ -12,7 +12,18 @@ from leaderboard.models.runs import EvaluationRun, EvaluationRunQuerySet, QueryR
 from leaderboard.models.submissions import Kernel, Submission, SubmissionQuerySet
 
 __all__ = [
-    "BaselineCalibration", "BaselineCalibrationQuerySet", "EvaluationRun", "EvaluationRunQuerySet",
-    "Hardware", "HardwareQuerySet", "Kernel", "LanguageModel", "Query", "QueryQuerySet", "QueryResult",
-    "Submission", "SubmissionQuerySet", "report_timing_ranked",
-]  # fmt: skip
+    "BaselineCalibration",
+    "BaselineCalibrationQuerySet",
+    "EvaluationRun",
+    "EvaluationRunQuerySet",
+    "Hardware",
+    "HardwareQuerySet",
+    "Kernel",
+    "LanguageModel",
+    "Query",
+    "QueryQuerySet",
+    "QueryResult",
+    "Submission",
+    "SubmissionQuerySet",
+    "report_timing_ranked",
+]

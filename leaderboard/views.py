@@ -240,6 +240,7 @@ def query_detail(request: HttpRequest, number: int) -> HttpResponse:
         .exclude(status__in=[QueryResult.Status.PASSED, QueryResult.Status.MISSING])
         .exists(),
         "calibrations": BaselineCalibration.objects.current(query=query),
+        "floors": QueryResult.objects.bandwidth_floors(query=query),
         "baseline_rule": baselines.RULE,
     }
     return render(request, "leaderboard/query_detail.html", ctx)

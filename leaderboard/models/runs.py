@@ -294,6 +294,22 @@ class QueryResultQuerySet(models.QuerySet["QueryResult"]):
         rows = self.filter(run_id__in=run_ids).values_list("run_id", "query__number", "status", "speedup")
         return {(run_id, number): (status, speedup) for run_id, number, status, speedup in rows}
 
+    def bandwidth_floors(self, *, query: Query) -> list[tuple[str, float, float]]:
+        """(hardware name, scale factor, floor ms) per hardware from the newest published result of the
+        query that reports one: its columns read once at the hardware's peak bandwidth."""
+        rows = (
+            self.filter(query=query, run__in=EvaluationRun.objects.listed().order_by().values("id"))
+            .filter(stats__has_key="roofline_floor_ms")
+            .order_by("run__hardware__name", "-run__finished", "-id")
+            .values_list("run__hardware_id", "run__hardware__name", "run__hardware__scale_factor",
+                         "stats__roofline_floor_ms")
+        )  # fmt: skip
+        floors: dict[int, tuple[str, float, float]] = {}
+        for hardware_id, name, scale_factor, floor_ms in rows:
+            if isinstance(floor_ms, int | float):
+                floors.setdefault(hardware_id, (name, scale_factor, float(floor_ms)))
+        return list(floors.values())
+
 
 class QueryResult(models.Model):
     """The outcome of one query's kernel in one run, copied out of the report for tables and rankings."""

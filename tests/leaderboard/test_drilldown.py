@@ -284,3 +284,15 @@ def test_a_wide_matrix_shows_the_best_sets_and_says_how_many_there_are(
     assertContains(page, "Showing the 2 best of 3 ranked sets")
     table = _matrix_table(page)
     assert "LLM 1" in table and "LLM 2" in table and "LLM 0" not in table  # 4x and 2x, not 0.5x
+
+
+def test_a_query_page_shows_each_hardwares_bandwidth_floor_from_its_newest_published_result(
+    anonymous, submit, make_report
+) -> None:
+    for floor_ms, published in ((0.5, True), (0.21, True), (0.01, False)):
+        report = make_report(device="cuda")
+        report["queries"][0]["stats"]["roofline_floor_ms"] = floor_ms
+        services.evaluation_record(run=submit(published=published).runs.get(), report=report)
+    floors = anonymous.get("/queries/6/").content.decode().split("<h3>Bandwidth floor</h3>")[1]
+    assert "Test CPU" in floors and "<strong>0.210 ms</strong>" in floors
+    assert "0.500" not in floors and "0.010" not in floors  # an older one; a private set's

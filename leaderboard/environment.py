@@ -78,6 +78,6 @@ def run_environment(report: dict[str, Any] | None) -> list[tuple[str, str]]:
             )
         )
     rows.append(("Seed", (report.get("manifest") or {}).get("seed")))
-    if report.get("wall_s") is not None:
+    if report.get("wall_s"):  # 0 is what a report says when it did not measure
         rows.append(("Evaluation wall time", f"{report['wall_s']:.0f} s"))
     return [(label, str(value)) for label, value in rows if value not in (None, "")]

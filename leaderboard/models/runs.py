@@ -301,9 +301,13 @@ class QueryResultQuerySet(models.QuerySet["QueryResult"]):
             self.filter(query=query, run__in=EvaluationRun.objects.listed().order_by().values("id"))
             .filter(stats__has_key="roofline_floor_ms")
             .order_by("run__hardware__name", "-run__finished", "-id")
-            .values_list("run__hardware_id", "run__hardware__name", "run__hardware__scale_factor",
-                         "stats__roofline_floor_ms")
-        )  # fmt: skip
+            .values_list(
+                "run__hardware_id",
+                "run__hardware__name",
+                "run__hardware__scale_factor",
+                "stats__roofline_floor_ms",
+            )
+        )
         floors: dict[int, tuple[str, float, float]] = {}
         for hardware_id, name, scale_factor, floor_ms in rows:
             if isinstance(floor_ms, int | float):

@@ -5,7 +5,7 @@ never public. Every page and endpoint of leaderboard/urls.py is walked by anonym
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -273,6 +273,32 @@ LISTINGS = {"index", "ranking_chart", "matrix", "query_list", "query_detail", "q
 # feedback run's speedup (8.0 in JSON, where the pages write 8.00x); the leaderboard shows neither to anyone.
 API_LISTINGS = {"api_submission_create", "api_run_list", "api_result_list", "api_leaderboard"}
 FEEDBACK_SPEEDUP = re.compile(rb"(?<![\d.])8\.0(?![\d])")
+# As the pages write it; not after a digit or a dot, so a time's "08.004" or a version's ".8.00" is not it.
+PAGE_SPEEDUP = re.compile(r"(?<![\d.])8\.00(?!\d)")
+
+
+def _values(data: Any) -> Iterator[Any]:
+    """Every scalar in parsed JSON, however deeply nested."""
+    if isinstance(data, dict):
+        for value in data.values():
+            yield from _values(value)
+    elif isinstance(data, list):
+        for value in data:
+            yield from _values(value)
+    else:
+        yield data
+
+
+def shows_feedback_speedup(response: Any) -> bool:
+    """Whether the feedback run's 8x is in the answer: in JSON, a float field of 8.0 or a string that
+    writes it (the raw text also matches a timestamp such as "...T22:48:08.004Z"); elsewhere, 8.00."""
+    if response.get("Content-Type", "").startswith("application/json"):
+        return any(
+            (isinstance(value, float) and value == 8.0)
+            or (isinstance(value, str) and PAGE_SPEEDUP.search(value) is not None)
+            for value in _values(response.json())
+        )
+    return PAGE_SPEEDUP.search(response.content.decode(errors="replace")) is not None
 
 
 def _url_names(patterns: list[URLPattern | URLResolver], namespace: str = "") -> set[str]:
@@ -314,14 +340,26 @@ def test_each_page_and_endpoint_answers_each_actor_as_publication_allows(
     if name in LISTINGS:
         # Listings, rankings and charts show published sets only, to everyone, staff and owner included.
         assert PRIVATE.encode() not in response.content
-        assert b"8.00" not in response.content  # the feedback run's speedup
+        assert not shows_feedback_speedup(response)
     if response.status_code == 200 and actor in ("anonymous", "rival"):
-        assert b"8.00" not in response.content  # nor anywhere else, for those who are not the uploader
+        assert not shows_feedback_speedup(response)  # nor anywhere else, to those who are not the uploader
     if name in API_LISTINGS and (actor in ("anonymous", "rival") or name == "api_leaderboard"):
         assert PRIVATE.encode() not in response.content
         assert not FEEDBACK_SPEEDUP.search(response.content)
     if name == "api_run_list" and actor == "owner":
         assert FEEDBACK_SPEEDUP.search(response.content)  # where it may be shown, the pattern finds it
+
+
+def test_the_speedup_check_finds_the_feedback_run_where_its_uploader_sees_it_and_not_in_a_timestamp(
+    cast: Cast, as_actor: Callable[[str], Client]
+) -> None:
+    owner = as_actor("owner")
+    assert shows_feedback_speedup(owner.get(f"/api/runs/{cast.feedback_run.pk}/"))
+    assert shows_feedback_speedup(owner.get(f"/submissions/{cast.public.pk}/?run={cast.feedback_run.pk}"))
+    assert not shows_feedback_speedup(owner.get(f"/api/runs/{cast.public_run.pk}/"))
+    stamped = owner.get(f"/api/runs/{cast.public_run.pk}/")  # read before its JSON is (it is cached)
+    stamped.content = stamped.content.replace(b'"id":', b'"at":"2026-12-03T22:48:08.004Z","id":', 1)
+    assert b"8.00" in stamped.content and not shows_feedback_speedup(stamped)
 
 
 @pytest.mark.parametrize("actor", ACTORS)

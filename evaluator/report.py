@@ -47,6 +47,10 @@ class TimingStats:
     set_aside: int = 0  # rounds timed while the host ran slow, not counted (evaluator/timing.py)
     host_probe_us: float | None = None  # the session's usual host probe: the host CPU's speed then
     calls: int = 1  # calls per timed sample: the median is of each sample's time per call
+    # The kernel's only: the median over the counted rounds of the baseline's time over this one's, each
+    # round's two samples taken back to back (what a slow spell of the host does to both cancels there).
+    paired_speedup: float | None = None
+    paired_stderr_pct: float | None = None
 
 
 @dataclass

@@ -97,9 +97,11 @@ def time_interleaved(
     policy: TimingPolicy = TimingPolicy(),
 ) -> dict[str, TimingStats]:
     """Time each candidate A/B/A/B in one session until the medians are stable; stats per name."""
-    return time_rotated(
-        {name: (lambda _rep, fn=fn: fn()) for name, fn in candidates.items()}, device=device, policy=policy
-    )
+    return time_rotated({name: _any_rep(fn) for name, fn in candidates.items()}, device=device, policy=policy)
+
+
+def _any_rep(fn: Callable[[], object]) -> Callable[[int], object]:
+    return lambda _rep: fn()
 
 
 def time_rotated(
@@ -179,14 +181,37 @@ def time_rounds(
         steady = list(range(rounds))
     usual_us = 1e6 * _usual(probes)  # this session's own: beside the harness's, it shows a slow session
     return {
-        name: replace(
-            _stats([s[i] for i in steady], strata, steady),
-            set_aside=rounds - len(steady),
-            host_probe_us=usual_us,
-            calls=calls,
+        name: _paired(
+            replace(
+                _stats([s[i] for i in steady], strata, steady),
+                set_aside=rounds - len(steady),
+                host_probe_us=usual_us,
+                calls=calls,
+            ),
+            samples,
+            name,
+            steady,
+            strata,
         )
         for name, s in samples.items()
     }
+
+
+def _paired(
+    stats: TimingStats, samples: dict[str, list[float]], name: str, rounds: list[int], strata: int
+) -> TimingStats:
+    """`stats` with, beside the baseline, the median of its per-round ratios to `name` and that
+    median's standard error (TimingStats.paired_speedup)."""
+    if name == BASELINE or BASELINE not in samples:
+        return stats
+    ratios = [samples[BASELINE][i] / samples[name][i] for i in rounds if samples[name][i] > 0]
+    if len(ratios) != len(rounds) or not ratios:
+        return stats
+    return replace(
+        stats,
+        paired_speedup=statistics.median(ratios),
+        paired_stderr_pct=100 * _stderr(ratios, strata, rounds),
+    )
 
 
 def _settled(samples: dict[str, list[float]], rounds: list[int], strata: int, policy: TimingPolicy) -> bool:

@@ -14,6 +14,7 @@ import shutil
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
+from functools import partial
 from math import inf
 from pathlib import Path
 from typing import Any
@@ -27,8 +28,8 @@ from evaluator.harness.baselines import compile_env
 from evaluator.harness.judge import Answers
 from evaluator.harness.launch import Launcher
 from evaluator.harness.remote import CallFailed, RunnerFailed
-from evaluator.harness.session import Sides, run_session
-from evaluator.kernelset import KernelSet
+from evaluator.harness.session import Runners, Sides, open_runners, run_session
+from evaluator.kernelset import KernelSet, Manifest
 from evaluator.queries import QUERIES, Query
 from evaluator.report import QueryResult, Report, Status
 from evaluator.timing import TimingPolicy, host_usual
@@ -134,7 +135,8 @@ def _evaluate(
 ) -> Report:
     """`evaluate`'s queries, with the seed settled."""
     manifest = kernel_set.manifest
-    results, hardware = [], {}
+    results: list[QueryResult] = []
+    hardware: dict[str, Any] = {}
     # The roofline's inputs come from this side: the runner's report of its GPU and of the bytes it
     # loaded is written by the process that imported the kernel.
     gpu = hw.gpu_state(options.device) if options.device.startswith("cuda") else None
@@ -142,41 +144,56 @@ def _evaluate(
     copy_gbs = hw.measured_copy_gbs(options.device) if options.device.startswith("cuda") else None
     # The harness's, the runners' and DuckDB's cores (evaluator/harness/cores.py).
     split = cores.split(options.device)
-    usual = None  # the fastest usual host probe on the runners' core so far (evaluator/timing.py)
+    # The fastest usual host probe on the runners' core so far (evaluator/timing.py).
+    usual: float | None = None
     run = set(options.queries if options.run_queries is None else options.run_queries)
-    total, done = sum(number in run for number in options.queries), 0
-    with cores.pinned(split.harness if split else None):
-        for number in options.queries:
-            query = QUERIES[number]
-            if number not in run:
-                results.append(_not_run(query, options))
-                continue
-            launch.check()
-            if progress is not None:
-                progress(Progress(done, total, number, "started"))
-            kernel_path = (
-                Path(kernel_dir).resolve() / f"{query.slug}.py" if number in kernel_set.kernels else None
-            )
-            if split:
-                with cores.pinned(split.runners):
-                    usual = min(host_usual(), usual or float("inf"))
-            timing = replace(options.timing, host_usual_s=usual)
-            result, described = _evaluate_query(
-                query,
-                kernel_path,
-                manifest.language,
-                manifest.scope,
-                replace(options, timing=timing),
-                seed,
-                launch,
-                peak_gbs,
-                split,
-            )
-            results.append(result)
-            hardware = hardware or described
-            done += 1
-            if progress is not None:
-                progress(Progress(done, total, number, "ended", result.status))
+    numbers = [number for number in options.queries if number in run]
+    ahead: dict[int, Prepared] = {}  # the next query, prepared and its runners started during this one
+
+    def prepare(number: int, start_runners: bool) -> Prepared:
+        nonlocal usual
+        query = QUERIES[number]
+        if split:
+            with cores.pinned(split.runners):
+                usual = min(host_usual(), usual or float("inf"))
+        kernel_path = (
+            Path(kernel_dir).resolve() / f"{query.slug}.py" if number in kernel_set.kernels else None
+        )
+        query_options = replace(options, timing=replace(options.timing, host_usual_s=usual))
+        return _prepare(
+            query, kernel_path, manifest, query_options, seed, launch, split, start_runners=start_runners
+        )
+
+    def start_ahead(number: int) -> None:
+        """Called once the previous query's timed calls are over: `number`'s draws, answers and runners
+        get going."""
+        try:
+            ahead[number] = prepare(number, start_runners=True)
+        except Exception:  # prepared again in its turn, where the error is its own query's
+            pass
+
+    done = 0
+    try:
+        with cores.pinned(split.harness if split else None):
+            for number in options.queries:
+                if number not in run:
+                    results.append(_not_run(QUERIES[number], options))
+                    continue
+                launch.check()
+                if progress is not None:
+                    progress(Progress(done, len(numbers), number, "started"))
+                prepared = ahead.pop(number, None) or prepare(number, start_runners=False)
+                following = numbers[numbers.index(number) + 1 :][:1]
+                after_timing = partial(start_ahead, following[0]) if following else None
+                result, described = _run(prepared, options, launch, peak_gbs, after_timing)
+                results.append(result)
+                hardware = hardware or described
+                done += 1
+                if progress is not None:
+                    progress(Progress(done, len(numbers), number, "ended", result.status))
+    finally:
+        for prepared in ahead.values():  # the evaluation ended before their turn
+            prepared.close()
     if usual is not None:
         for result in results:
             mark_slow_host(result, usual, options.timing.host_slack)
@@ -214,32 +231,54 @@ def mark_slow_host(result: QueryResult, usual_s: float, slack: float) -> None:
         result.stats["slow_host"] = True
 
 
-def _evaluate_query(
+@dataclass
+class Prepared:
+    """One query before its session: its result so far (a refusal, say), the kernel's source, the
+    session's inputs with their secret draws, DuckDB's answers under way and, when started ahead of
+    their turn, its runners (evaluator/harness/session.py)."""
+
+    query: Query
+    result: QueryResult
+    source: str
+    kernel: tuple[Path, str] | None  # (file, scope) when the kernel runs
+    sides: Sides
+    answers: Answers | None
+    setup_s: float
+    runners: Runners | None = None
+
+    def close(self) -> None:
+        """Stop what a query never run holds."""
+        if self.runners is not None:
+            self.runners.stack.close()
+        if self.answers is not None:
+            self.answers.close()
+
+
+def _prepare(
     query: Query,
     kernel_path: Path | None,
-    language: str,
-    scope: str,
+    manifest: Manifest,
     options: Options,
     seed: int,
     launch: Launcher,
-    peak_gbs: float | None = None,
-    split: cores.Split | None = None,
-) -> tuple[QueryResult, dict[str, Any]]:
+    split: cores.Split | None,
+    start_runners: bool = False,
+) -> Prepared:
+    """Admission, the draws, DuckDB's answers set going and, with `start_runners`, the runners."""
     started = time.perf_counter()
     result = QueryResult(query=query.number, status=Status.MISSING)
     source = kernel_path.read_text() if kernel_path else ""
-    refusals = admission.check(source, kernel_path.name, language=language) if kernel_path else []
+    refusals = admission.check(source, kernel_path.name, language=manifest.language) if kernel_path else []
     run_kernel = False
     if kernel_path is None:
         result.reason = "no kernel in the set: the baseline stands in"
     elif refusals:
         result.status, result.reason = Status.REFUSED, "; ".join(str(v) for v in refusals[:5])
-    elif language == "cuda" and not options.device.startswith("cuda"):
+    elif manifest.language == "cuda" and not options.device.startswith("cuda"):
         result.status, result.reason = Status.NEEDS_GPU, "CUDA kernel admitted; it runs only on a GPU"
     else:
         run_kernel = True
     draw = Draw.of(query, options, seed, with_fresh=run_kernel)
-    mode = baseline_mode(query, options)
     # The same parameter sets at every scale factor; DuckDB answers them while the runners start.
     folders = _folders(options, query if run_kernel else None)
     answers = (
@@ -253,7 +292,7 @@ def _evaluate_query(
         device=options.device,
         params=draw.params,
         timing=_session_timing(options),
-        baseline_mode=mode,
+        baseline_mode=baseline_mode(query, options),
         query_timeout_s=options.query_timeout_s,
         compile_limit_s=options.compile_limit_s,
         verify=draw.verify,
@@ -262,29 +301,54 @@ def _evaluate_query(
         build_env=lambda folder, baseline: _build_env(folder, options, query, baseline),
         runner_cores=split.runners if split else None,
     )
-    setup_s = time.perf_counter() - started
+    kernel = (kernel_path, manifest.scope) if run_kernel and kernel_path else None
+    prepared = Prepared(query, result, source, kernel, sides, answers, 0.0)
+    if start_runners:
+        try:
+            prepared.runners = open_runners(sides, kernel, launch)
+        except BaseException:
+            prepared.close()
+            raise
+    prepared.setup_s = time.perf_counter() - started
+    return prepared
+
+
+def _run(
+    prepared: Prepared,
+    options: Options,
+    launch: Launcher,
+    peak_gbs: float | None,
+    after_timing: Callable[[], None] | None = None,
+) -> tuple[QueryResult, dict[str, Any]]:
+    """The query's session, and its result from what the session found."""
+    started = time.perf_counter()
+    query, result, answers = prepared.query, prepared.result, prepared.answers
     try:
-        found = run_session(sides, (kernel_path, scope) if run_kernel else None, answers, launch)
+        found = run_session(prepared.sides, prepared.kernel, answers, launch, prepared.runners, after_timing)
     except (RunnerFailed, CallFailed) as exc:  # only the baseline's runner's failures come out
         raise EvaluatorError(f"Q{query.number}: the baseline's runner failed: {exc}") from exc
     finally:
         if answers:
             answers.close()
-    if run_kernel:
+    if prepared.kernel:
         result.status, result.reason, result.trials = found.status, found.reason, found.trials
     result.stats = found.stats
     if options.baseline == "recorded":
-        result.stats["baseline_mode"] = mode
+        result.stats["baseline_mode"] = prepared.sides.baseline_mode
         result.stats["baseline_calibration"] = options.baselines.get(query.number)
-    if options.timing.host_usual_s is not None:  # the harness's usual host probe, the sessions' reference
-        result.stats["host_usual_us"] = round(options.timing.host_usual_s * 1e6, 2)
+    host_usual_s = prepared.sides.timing.host_usual_s
+    if host_usual_s is not None:  # the harness's usual host probe, the sessions' reference
+        result.stats["host_usual_us"] = round(host_usual_s * 1e6, 2)
+    # A query prepared ahead spent its setup inside the previous query's "ahead" phase.
+    setup_s = 0.0 if prepared.runners else prepared.setup_s
+    result.stats["started_ahead"] = prepared.runners is not None
     result.stats["wall_s"] = {
-        "setup": round(setup_s, 3),
+        "setup": round(prepared.setup_s, 3),
         **found.stats.get("wall_s", {}),
-        "query": round(time.perf_counter() - started, 3),
+        "query": round(setup_s + time.perf_counter() - started, 3),
     }
     result.baseline_ms = found.stats["baseline"]["median_ms"]
-    _attribute(result, found.profile, source)
+    _attribute(result, found.profile, prepared.source)
     if result.status == Status.PASSED and "kernel" in found.stats:
         result.kernel_ms = found.stats["kernel"]["median_ms"]
         result.speedup = result.baseline_ms / result.kernel_ms

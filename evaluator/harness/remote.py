@@ -39,6 +39,8 @@ class Remote:
     def __init__(self, started: Started, who: str, spin_s: float = 0.0) -> None:
         self.started, self.who, self.spin_s = started, who, spin_s
         self.pending: tuple[str, float] | None = None  # a command sent and not yet answered
+        self.sent_at = 0.0
+        self.waited: dict[str, float] = {}  # per command: seconds from sending to its answer, summed
 
     def send(self, command: dict[str, Any], limit_s: float) -> None:
         """Send a command; its answer is due within `limit_s` (read it with `answer`)."""
@@ -46,7 +48,8 @@ class Remote:
             self.started.send(command)
         except ChannelError as exc:
             raise self.failed(str(exc)) from None
-        self.pending = (command["op"], time.monotonic() + limit_s)
+        self.sent_at = time.monotonic()
+        self.pending = (command["op"], self.sent_at + limit_s)
 
     def answer(self, deadline_reason: str | None = None) -> tuple[dict[str, Any], bytes]:
         """The pending command's answer; RunnerFailed when none came in time, CallFailed for an error."""
@@ -61,6 +64,7 @@ class Remote:
             raise self.failed(None, timeout=deadline_reason or f"no answer to '{op}' in time") from None
         except ChannelError as exc:
             raise self.failed(str(exc)) from None
+        self.waited[op] = self.waited.get(op, 0.0) + time.monotonic() - self.sent_at
         if "error" in answer:
             raise CallFailed(self.who, str(answer["error"]))
         return answer, payload

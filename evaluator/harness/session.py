@@ -7,7 +7,10 @@ own side: the time from sending a timed batch to holding its results, the result
 DuckDB's answers: every correctness trial, a seeded share of the timed calls drawn after each batch,
 the fresh parameter sets), and how each runner ended. The order, per query:
 
-1. start both runners; the kernel's import must answer within the compile limit;
+0. both runners spawned and told to start (import torch, open the device): by the session, or ahead of
+   it (`open_runners`), while the previous query's session is past its timing; the kernel is not
+   imported yet, so nothing of the set runs beside another query's measurements;
+1. both runners start; the kernel's import must answer within the compile limit;
 2. the kernel's correctness trials at every scale factor, judged as they come (the first failure ends
    the kernel's part);
 3. timing: rounds of one batch each, baseline and kernel interleaved on the same device;
@@ -25,6 +28,7 @@ import time
 from collections.abc import Callable, Iterator
 from contextlib import ExitStack, contextmanager
 from dataclasses import asdict, dataclass, field, replace
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -82,18 +86,58 @@ class Outcome:
             self.status, self.reason = status, reason
 
 
+@dataclass
+class Runners:
+    """A query's two runners, spawned and sent `start`, its answers not read yet (`_start` reads them).
+    `failure`: the kernel's runner broke before its start was sent (then `candidate` is None)."""
+
+    baseline: Remote
+    candidate: Remote | None
+    stack: ExitStack  # stops both runners and removes their scratch folders
+    failure: RunnerFailed | None = None
+
+
+def open_runners(sides: Sides, kernel: tuple[Path, str] | None, launch: Launcher) -> Runners:
+    """Spawn the query's runners and send each `start`: importing torch and opening the device take
+    seconds, which the harness spends on the previous query's last phases (evaluator/harness/core.py).
+    The caller closes `stack` when the session does not take them."""
+    stack = ExitStack()
+    try:
+        baseline = stack.enter_context(_runner(Launcher(), sides, None))
+        candidate = stack.enter_context(_runner(launch, sides, kernel)) if kernel else None
+        start = {"op": "start", "device": sides.device, "query": sides.query.number}
+        baseline.send(start, sides.query_timeout_s)
+        failure = None
+        if candidate:
+            try:
+                candidate.send(start, sides.query_timeout_s)
+            except RunnerFailed as exc:
+                failure, candidate = exc, None
+    except BaseException:
+        stack.close()
+        raise
+    return Runners(baseline, candidate, stack, failure)
+
+
 def run_session(
-    sides: Sides, kernel: tuple[Path, str] | None, answers: Answers | None, launch: Launcher
+    sides: Sides,
+    kernel: tuple[Path, str] | None,
+    answers: Answers | None,
+    launch: Launcher,
+    runners: Runners | None = None,
+    after_timing: Callable[[], None] | None = None,
 ) -> Outcome:
-    """Evaluate one query: `kernel` is (file, scope) or None (the baseline alone)."""
+    """Evaluate one query: `kernel` is (file, scope) or None (the baseline alone). `runners`: started
+    ahead by `open_runners` (the session stops them), else started here. `after_timing` is called once
+    the timed calls are over and judged: the harness starts the next query's runners there."""
     outcome = Outcome(status=Status.PASSED if kernel else Status.MISSING)
     wall: dict[str, float] = {}
     phase = _timer(wall)
-    with ExitStack() as stack:
-        baseline = stack.enter_context(_runner(Launcher(), sides, None))
-        candidate = stack.enter_context(_runner(launch, sides, kernel)) if kernel else None
+    runners = runners or open_runners(sides, kernel, launch)
+    with runners.stack:
+        baseline = runners.baseline
         with phase("start"):
-            candidate = _start(baseline, candidate, sides, kernel, outcome)
+            candidate = _start(runners, sides, kernel, outcome)
         if (
             answers is not None
         ):  # the trials DuckDB chose while the runners started (evaluator/harness/trials.py)
@@ -113,20 +157,25 @@ def run_session(
         launch.check()
         with phase("judge"):
             _judge_timed(candidate, checks, sides, answers, outcome)
+        if after_timing is not None:
+            with phase("ahead"):
+                after_timing()
         if candidate and outcome.status == Status.PASSED and sides.fresh:
             with phase("fresh"):
                 candidate = _fresh(baseline, candidate, sides, answers, outcome)
         with phase("profile"):
-            outcome.profile["baseline"] = _profile(baseline, sides)[0]
-            if candidate:
-                profiled = _guarded(candidate, outcome, lambda: _profile(candidate, sides))
-                if profiled:
-                    outcome.profile["kernel"] = profiled[0]
+            _profile(baseline, candidate, sides, outcome)
         if candidate:
             candidate.stop()
             if sides.device.startswith("cuda") and "kernel" in outcome.stats:
                 with phase("alone"):
                     _alone(baseline, sides, outcome)
+    # Where the seconds went, per runner and command: from sending each to holding its answer.
+    outcome.stats["waited_s"] = {
+        remote.who: {op: round(s, 3) for op, s in remote.waited.items()}
+        for remote in (runners.baseline, runners.candidate)
+        if remote is not None
+    }
     outcome.stats["wall_s"] = wall
     return outcome
 
@@ -146,28 +195,19 @@ def _timer(wall: dict[str, float]) -> Callable[[str], Any]:
 
 
 def _start(
-    baseline: Remote,
-    candidate: Remote | None,
-    sides: Sides,
-    kernel: tuple[Path, str] | None,
-    outcome: Outcome,
+    runners: Runners, sides: Sides, kernel: tuple[Path, str] | None, outcome: Outcome
 ) -> Remote | None:
-    """Both runners start side by side and import what they run; the baseline's then loads the main
-    tables while the kernel's trials run. The kernel's import must answer within the compile limit."""
-    start = {"op": "start", "device": sides.device, "query": sides.query.number}
-    baseline.send(start, sides.query_timeout_s)
-    if candidate and not _guarded(
-        candidate, outcome, lambda: candidate.send(start, sides.query_timeout_s) or 1
-    ):
-        candidate = None
+    """Both runners, sent `start` (`open_runners`), import what they run; the baseline's then loads the
+    main tables while the kernel's trials run. The kernel's import must answer within the compile limit."""
+    baseline, candidate = runners.baseline, runners.candidate
+    if runners.failure is not None:
+        outcome.fail(runners.failure.status, runners.failure.reason)
     outcome.hardware = baseline.answer()[0]["hardware"]
     baseline.send({"op": "load", "baseline": _mode(sides)}, sides.query_timeout_s)
     if candidate and kernel:
         load = {"op": "load", "kernel_path": str(kernel[0]), "scope": kernel[1]}
         started = _guarded(candidate, outcome, candidate.answer)
-        sent = started and _guarded(
-            candidate, outcome, lambda: candidate.send(load, sides.compile_limit_s) or 1
-        )
+        sent = started and _sent(candidate, outcome, load, sides.compile_limit_s)
         candidate = _loaded(candidate, sides, outcome) if sent else None
     baseline.answer()
     baseline.send({"op": "tables", "folder": str(sides.folders[-1])}, sides.query_timeout_s)
@@ -180,7 +220,10 @@ def _pools(baseline: Remote, candidate: Remote | None, sides: Sides, outcome: Ou
     baseline.answer()  # its main tables, loaded meanwhile
     pool = {"op": "pool", "size": sides.timing.pool}
     baseline.ask(pool, sides.query_timeout_s)
-    if candidate and _guarded(candidate, outcome, lambda: candidate.ask(pool, sides.query_timeout_s)) is None:
+    if (
+        candidate
+        and _guarded(candidate, outcome, partial(candidate.ask, pool, sides.query_timeout_s)) is None
+    ):
         candidate = None
     if sides.baseline_mode == "best":
         command = {"op": "choose", "params": sides.params, "policy": asdict(sides.timing)}
@@ -248,6 +291,16 @@ def _loaded(candidate: Remote, sides: Sides, outcome: Outcome) -> Remote | None:
     return candidate
 
 
+def _sent(candidate: Remote, outcome: Outcome, command: dict[str, Any], limit_s: float) -> bool:
+    """`command` sent to the kernel's runner; False, its failure recorded, when the runner broke."""
+
+    def send() -> bool:
+        candidate.send(command, limit_s)
+        return True
+
+    return bool(_guarded(candidate, outcome, send))
+
+
 def _guarded(candidate: Remote, outcome: Outcome, ask: Callable[[], Any]) -> Any:
     """`ask()`, with the kernel's failure recorded as its query's outcome (and then None)."""
     try:
@@ -265,7 +318,7 @@ def _trials(candidate: Remote, sides: Sides, answers: Answers | None, outcome: O
     assert answers is not None
     for phase, folder in enumerate(sides.folders):
         command = {"op": "tables", "folder": str(folder)}
-        if _guarded(candidate, outcome, lambda c=command: candidate.ask(c, sides.query_timeout_s)) is None:
+        if _guarded(candidate, outcome, partial(candidate.ask, command, sides.query_timeout_s)) is None:
             return None
         sf = f"SF{scale_factor(folder):g}"
         for index, params in enumerate(sides.params):
@@ -527,8 +580,17 @@ def _fresh(
     return candidate
 
 
-def _profile(remote: Remote, sides: Sides) -> tuple[dict[str, Any], bytes]:
-    return remote.ask({"op": "profile", "params": sides.params[0]}, sides.query_timeout_s)
+def _profile(baseline: Remote, candidate: Remote | None, sides: Sides, outcome: Outcome) -> None:
+    """One profiled call on each side, the two at once: starting the profiler costs each runner
+    seconds, and what it yields is a label (the attribution), not a time."""
+    command = {"op": "profile", "params": sides.params[0]}
+    baseline.send(command, sides.query_timeout_s)
+    sent = candidate is not None and _sent(candidate, outcome, command, sides.query_timeout_s)
+    outcome.profile["baseline"] = baseline.answer()[0]
+    if candidate and sent:
+        profiled = _guarded(candidate, outcome, candidate.answer)
+        if profiled:
+            outcome.profile["kernel"] = profiled[0]
 
 
 def _alone(baseline: Remote, sides: Sides, outcome: Outcome) -> None:

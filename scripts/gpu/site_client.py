@@ -333,6 +333,8 @@ def summary(state: Path, out: Path) -> str:
                     )
                 )
                 speeds[q["query"]] = q.get("speedup") if q["status"] == "passed" else None
+                paired = ((q.get("stats") or {}).get("kernel") or {}).get("paired_speedup")
+                speeds[f"paired {q['query']}"] = paired if q["status"] == "passed" else None
                 if "planted" in upload.get("folder", ""):
                     flaw = Path(upload["folder"]).name
                     caught = q["status"] != "passed" or bool(labels)
@@ -367,20 +369,22 @@ def summary(state: Path, out: Path) -> str:
             + " | max relative spread |"
         ]
         text += ["|---|" + "---|" * (len(runs) + 1)]
-        spreads = []
-        for number in sorted({n for r in runs for n in r}):
-            values = [r.get(number) for r in runs]
+        spreads: dict[str, list[float]] = {"speedup": [], "paired": []}
+        for key in sorted({n for r in runs for n in r}, key=lambda k: (isinstance(k, str), str(k).zfill(12))):
+            values = [r.get(key) for r in runs]
             known = [v for v in values if v]
             spread = (max(known) - min(known)) / statistics.median(known) if len(known) > 1 else None
             if spread is not None:
-                spreads.append(spread)
+                spreads["paired" if isinstance(key, str) else "speedup"].append(spread)
+            label = f"Q{key:02d}" if isinstance(key, int) else f"Q{int(key.split()[1]):02d} paired"
             text.append(
-                f"| Q{number:02d} | "
-                + " | ".join(_fmt(v, ".3f") for v in values)
-                + f" | {_fmt(spread, '.1%')} |"
+                f"| {label} | " + " | ".join(_fmt(v, ".3f") for v in values) + f" | {_fmt(spread, '.1%')} |"
             )
-        largest = _fmt(max(spreads) if spreads else None, ".1%")
-        text.append(f"\nlargest relative spread, (max − min) / median, over the queries: {largest}")
+        for name, found in spreads.items():
+            largest = _fmt(max(found) if found else None, ".1%")
+            text.append(
+                f"\nlargest relative spread of the {name}, (max − min) / median, over the queries: {largest}"
+            )
     if planted:
         text += ["", "## Planted bugs (caught: any verdict but a clean pass)", ""]
         text += ["| set | expected | status | labels | verdict |", "|---|---|---|---|---|", *planted]

@@ -138,6 +138,24 @@ def test_the_loop_hands_each_sample_its_first_rep_and_call_count() -> None:
     assert seen[2:] == [(10 * i, 10) for i in range(stats["a"].n)] and stats["a"].calls == 10
 
 
+def test_the_paired_speedup_is_the_median_of_each_rounds_ratio() -> None:
+    """Each round's two samples taken together: here the rounds' ratios are 3, 2 and 1.5 in turn (the
+    middle one the median), while the medians' ratio mixes samples of different rounds."""
+    policy = TimingPolicy(warmup_reps=1, warmup_s=0.0, min_reps=30, min_time_s=0.0, max_time_s=0.0)
+    baseline_ms, kernel_ms = [3.0, 4.0, 6.0], [1.0, 2.0, 4.0]
+
+    def side(values: list[float]) -> Callable[[int, int], float]:
+        return lambda rep, calls: values[rep % 3] * (1 + 1e-4 * (rep % 7))
+
+    stats = time_rounds({"baseline": side(baseline_ms), "kernel": side(kernel_ms)}, policy=policy)
+    assert stats["baseline"].paired_speedup is None  # the baseline's own ratio means nothing
+    assert stats["kernel"].paired_speedup == pytest.approx(2.0, rel=1e-3)
+    assert stats["baseline"].median_ms / stats["kernel"].median_ms == pytest.approx(2.0, rel=1e-3)
+    ratios = sorted(b / k for b, k in zip(baseline_ms, kernel_ms, strict=True))
+    assert ratios == [1.5, 2.0, 3.0]
+    assert stats["kernel"].paired_stderr_pct is not None and stats["kernel"].paired_stderr_pct > 0
+
+
 class _SlowSpell:
     """A fake host for the timing loop: its probe and every call of a round run twice as long while
     the round falls in `slow` (rounds counted by probes taken)."""

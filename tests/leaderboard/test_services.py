@@ -73,9 +73,10 @@ def test_a_kernel_for_a_query_not_yet_in_the_benchmark_stores_nothing(q6, cpu, u
     assert Submission.objects.count() == Kernel.objects.count() == EvaluationRun.objects.count() == 0
 
 
-def test_recording_a_report_stores_per_query_results_and_scores(submit, make_report) -> None:
+def test_recording_a_report_stores_per_query_results_and_scores(submit, make_report, real_report) -> None:
     run = submit().runs.get()
-    run = services.evaluation_record(run=run, report=make_report(baseline_ms=3.0, kernel_ms=1.5))
+    report = make_report(baseline_ms=3.0, kernel_ms=1.5, device="cuda")  # a CPU has no roofline
+    run = services.evaluation_record(run=run, report=report)
     assert run.status == EvaluationRun.Status.SUCCEEDED
     assert run.finished is not None
     assert (run.overall_speedup, run.geomean_speedup, run.pass_rate, run.fast_1, run.fast_2) == (
@@ -85,7 +86,7 @@ def test_recording_a_report_stores_per_query_results_and_scores(submit, make_rep
         1.0,
         0.0,
     )
-    assert run.harness_version == "0.1.0"
+    assert run.harness_version == real_report()["harness_version"]
     assert run.sandbox_backend == "bubblewrap"
     result = run.results.get()
     assert (result.query.number, result.status, result.speedup) == (6, QueryResult.Status.PASSED, 2.0)

@@ -13,6 +13,8 @@ from django.db.models import Prefetch
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.template.defaultfilters import pluralize
+from django.template.loader import render_to_string
+from django.utils.safestring import mark_safe
 from django.views.decorators.http import require_http_methods
 from rest_framework.authtoken.models import Token
 
@@ -32,16 +34,21 @@ def site_context(request: HttpRequest) -> dict[str, Any]:
     return {"site_name": settings.SITE_NAME, "harness_version": evaluator.HARNESS_VERSION}
 
 
+def cache_key(name: str, hardware: Hardware | None, scope: str | None) -> str:
+    """The key of something cached for a ranking's filters under the results generation: a new report or a
+    hidden submission starts a fresh generation."""
+    return f"{name}:{services.cache_generation()}:{hardware.pk if hardware else 'all'}:{scope or 'all'}"
+
+
 def _ranking(hardware: Hardware | None, scope: str | None) -> list[EvaluationRun]:
-    # Cached under the results generation: a new report or a hidden submission starts a fresh one.
-    key = f"ranking:{services.cache_generation()}:{hardware.pk if hardware else 'all'}:{scope or 'all'}"
+    key = cache_key("ranking", hardware, scope)
     return cache.get_or_set(
         key, lambda: list(EvaluationRun.objects.ranked(hardware=hardware, scope=scope)), RANKING_CACHE_S
     )
 
 
 def _unranked(hardware: Hardware | None, scope: str | None) -> list[EvaluationRun]:
-    key = f"unranked:{services.cache_generation()}:{hardware.pk if hardware else 'all'}:{scope or 'all'}"
+    key = cache_key("unranked", hardware, scope)
     return cache.get_or_set(
         key,
         lambda: list(EvaluationRun.objects.unranked(hardware=hardware, scope=scope)[:20]),
@@ -84,19 +91,40 @@ def filter_tabs(
     }
 
 
+def _ranking_tables(hardware: Hardware | None, scope: str | None) -> dict[str, Any]:
+    """The home page's ranking and "Not ranked" tables rendered, and what the page says around them, cached
+    under the results generation: they are the same for every visitor (published sets only)."""
+    key = cache_key("ranking-tables", hardware, scope)
+    tables = cache.get(key)
+    if tables is None:
+        ranking, unranked = _ranking(hardware, scope), _unranked(hardware, scope)
+        tables = {
+            "ranking": render_to_string("leaderboard/ranking_table.html", {"ranking": ranking}),
+            "ranked": bool(ranking),
+            "unranked": render_to_string("leaderboard/unranked_table.html", {"unranked": unranked})
+            if unranked
+            else "",
+            "has_cpu_rows": any(run.hardware.is_cpu for run in ranking),
+        }
+        cache.set(key, tables, RANKING_CACHE_S)
+    return tables
+
+
 def index(request: HttpRequest) -> HttpResponse:
     hardware_list = list(Hardware.objects.all())
     hardware, scope = _ranking_filters(request, hardware_list)
-    ranking = _ranking(hardware, scope)
+    tables = _ranking_tables(hardware, scope)
     ctx = {
-        "ranking": ranking,
-        "unranked": _unranked(hardware, scope),
+        # Rendered, and autoescaped, by ranking_table.html and unranked_table.html.
+        "ranking_table": mark_safe(tables["ranking"]),  # noqa: S308
+        "ranked": tables["ranked"],
+        "unranked_table": mark_safe(tables["unranked"]),  # noqa: S308
+        "has_cpu_rows": tables["has_cpu_rows"],
         "hardware": hardware,
         "scope": scope,
         **filter_tabs(hardware_list, hardware, scope),
         "filters": _filter_query(hardware, scope),
         "hardware_list": hardware_list,
-        "has_cpu_rows": any(run.hardware.is_cpu for run in ranking),
         "pending": EvaluationRun.objects.listed().pending().count(),
         "recent": Submission.objects.listed().recent()[:8],
     }
@@ -105,7 +133,7 @@ def index(request: HttpRequest) -> HttpResponse:
 
 def ranking_chart(request: HttpRequest) -> HttpResponse:
     hardware, scope = _ranking_filters(request, list(Hardware.objects.all()))
-    key = f"ranking-chart:{services.cache_generation()}:{hardware.pk if hardware else 'all'}:{scope or 'all'}"
+    key = cache_key("ranking-chart", hardware, scope)
     svg = cache.get(key)
     if svg is None:
         # The best ranked set of each model, as the paper's headline figure has it.
@@ -223,24 +251,59 @@ def query_list(request: HttpRequest) -> HttpResponse:
     return render(request, "leaderboard/query_list.html", ctx)
 
 
+QUERY_KERNELS = 10
+
+
+def _with_runs(results: list[QueryResult]) -> list[QueryResult]:
+    """The results with their runs (set, model, hardware) read in one query, without the runs' reports."""
+    runs = (
+        EvaluationRun.objects.without_report()
+        .select_related("hardware", "submission__language_model")
+        .in_bulk({result.run_id for result in results})
+    )
+    for result in results:
+        result.run = runs[result.run_id]
+    return results
+
+
+def _query_kernels(query: Query) -> dict[str, Any]:
+    """The query page's published kernels rendered (the fastest with ranked timing, the latest correct ones
+    whose timing is not ranked), whether a ranked one failed, and each hardware's bandwidth floor, cached
+    under the results generation: the same for every visitor (published sets only)."""
+    key = f"query-kernels:{services.cache_generation()}:{query.number}"
+    data = cache.get(key)
+    if data is None:
+        passed = QueryResult.objects.filter(query=query, status=QueryResult.Status.PASSED)
+        # Each listed set's latest run per hardware only, as in the ranking: a superseded run is history.
+        ranked = EvaluationRun.objects.latest_ranked().order_by().values("id")
+        unranked = EvaluationRun.objects.latest_unranked().order_by().values("id")
+        # Speeds only from runs whose timing may be ranked; the others show that a kernel is correct.
+        best = _with_runs(list(passed.filter(run__in=ranked).order_by("-speedup")[:QUERY_KERNELS]))
+        correct = passed.filter(run__in=unranked).order_by("-run__finished")[:QUERY_KERNELS]
+        ctx = {"query": query, "best": best, "correct": _with_runs(list(correct))}
+        failed = (
+            QueryResult.objects.filter(query=query, run__in=ranked)
+            .exclude(status__in=[QueryResult.Status.PASSED, QueryResult.Status.MISSING])
+            .exists()
+        )
+        data = {
+            "html": render_to_string("leaderboard/query_kernels.html", ctx),
+            "charted": bool(best) or failed,
+            "floors": QueryResult.objects.bandwidth_floors(query=query),
+        }
+        cache.set(key, data, RANKING_CACHE_S)
+    return data
+
+
 def query_detail(request: HttpRequest, number: int) -> HttpResponse:
     query = get_object_or_404(Query, number=number)
-    passed = QueryResult.objects.filter(query=query, status=QueryResult.Status.PASSED).select_related(
-        "run__hardware", "run__submission__language_model"
-    )
-    # Each listed set's latest run per hardware only, as in the ranking: a superseded run is history.
-    ranked = EvaluationRun.objects.ranked().order_by().values("id")
-    unranked = EvaluationRun.objects.unranked().order_by().values("id")
+    kernels = _query_kernels(query)
     ctx = {
         "query": query,
-        # Speeds only from runs whose timing may be ranked; the others show that a kernel is correct.
-        "best": passed.filter(run__in=ranked).order_by("-speedup")[:10],
-        "correct": passed.filter(run__in=unranked).order_by("-run__finished")[:10],
-        "failed": QueryResult.objects.filter(query=query, run__in=ranked)
-        .exclude(status__in=[QueryResult.Status.PASSED, QueryResult.Status.MISSING])
-        .exists(),
+        "kernels": mark_safe(kernels["html"]),  # noqa: S308 (rendered, autoescaped, by query_kernels.html)
+        "charted": kernels["charted"],
         "calibrations": BaselineCalibration.objects.current(query=query),
-        "floors": QueryResult.objects.bandwidth_floors(query=query),
+        "floors": kernels["floors"],
         "baseline_rule": baselines.RULE,
     }
     return render(request, "leaderboard/query_detail.html", ctx)

@@ -19,9 +19,10 @@ def _results_changed_on_commit(sender: type, **kwargs: Any) -> None:
 
 
 def connect() -> None:
-    from leaderboard.models import EvaluationRun, Hardware, LanguageModel, Query, Submission
+    from leaderboard.models import EvaluationRun, Hardware, Kernel, LanguageModel, Query, Submission
 
-    for model in (Submission, EvaluationRun, LanguageModel, Hardware, Query):
+    # Kernel: a set's page caches its kernels rendered (staff may edit those of a set not yet evaluated).
+    for model in (Submission, EvaluationRun, Kernel, LanguageModel, Hardware, Query):
         for signal in (post_save, post_delete):
             signal.connect(
                 _results_changed_on_commit,

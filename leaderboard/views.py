@@ -14,7 +14,7 @@ from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.template.defaultfilters import pluralize
 from django.template.loader import render_to_string
-from django.utils.safestring import mark_safe
+from django.utils.safestring import SafeString, mark_safe
 from django.views.decorators.http import require_http_methods
 from rest_framework.authtoken.models import Token
 
@@ -160,6 +160,25 @@ def ranking_chart(request: HttpRequest) -> HttpResponse:
     return response
 
 
+def _kernel_sections(
+    submission: Submission, run: EvaluationRun | None, results: dict[int, QueryResult]
+) -> SafeString:
+    """A set's kernels, each beside its query's TorchPlan with the run's result, rendered (~1 MB for 22) and
+    cached under the results generation per set and run: the same for everyone who may see that run."""
+    key = f"submission-kernels:{services.cache_generation()}:{submission.pk}:{run.pk if run else 0}"
+    html = cache.get(key)
+    if html is None:
+        kernels = submission.kernels.select_related("query")
+        ctx = {
+            "submission": submission,
+            "run": run,
+            "kernels": [(kernel, results.get(kernel.query_id)) for kernel in kernels],
+        }
+        html = render_to_string("leaderboard/submission_kernels.html", ctx)
+        cache.set(key, html, RANKING_CACHE_S)
+    return mark_safe(html)  # noqa: S308 (rendered, autoescaped, by submission_kernels.html)
+
+
 def submission_detail(request: HttpRequest, submission_id: int) -> HttpResponse:
     submission = get_object_or_404(
         Submission.objects.visible_to(request.user).select_related("language_model", "uploader"),
@@ -182,7 +201,6 @@ def submission_detail(request: HttpRequest, submission_id: int) -> HttpResponse:
         run = next((r for r in runs if r.status == EvaluationRun.Status.SUCCEEDED), runs[0] if runs else None)
     for queued in (r for r in runs if r.status == EvaluationRun.Status.QUEUED):
         queued.queued_ahead = EvaluationRun.objects.ahead_of(queued)
-    kernels = list(submission.kernels.select_related("query"))
     results = {result.query_id: result for result in run.results.all()} if run else {}
     ctx = {
         "submission": submission,
@@ -190,7 +208,7 @@ def submission_detail(request: HttpRequest, submission_id: int) -> HttpResponse:
         "run": run,
         "results": list(results.values()),
         "unstable": [result for result in results.values() if result.unstable],
-        "kernels": [(kernel, results.get(kernel.query_id)) for kernel in kernels],
+        "kernel_sections": _kernel_sections(submission, run, results),
         "environment": run_environment(run.report) if run else [],
         "auto_refresh": any(not r.is_final for r in runs),
         "is_owner": submission.uploader_id == request.user.pk,

@@ -10,6 +10,9 @@ PORT ?= 8000
 # not fetch a multi-GB CUDA build on a machine without a GPU.
 TORCH_INDEX ?=
 export DKB_DATA_DIR ?= $(CURDIR)/var/data
+# Real GPU numbers for a new site: the H200 runs of the example sets that the site itself made (harness
+# 0.6.0, after the examples last changed), imported as published results beside the local CPU checks.
+H200_REPORTS ?= docs/results/2026-12-03-h200-site-s9/reports.tgz
 
 .PHONY: run test install bubblewrap chromium lint format gpu-wheels clean
 
@@ -42,13 +45,15 @@ chromium:
 	  echo "chromium is not installed (apt-get install chromium): the browser tests will fail"; \
 	fi
 
+# Serves at once: the examples are queued for the worker started here, their CPU checks land minutes later.
 run: install bubblewrap
 	$(PY) manage.py migrate --noinput
 	$(PY) manage.py collectstatic --noinput -v0
 	$(PY) -m evaluator prepare --sf 0.01
 	$(PY) manage.py dkb_setup
-	$(PY) manage.py dkb_submit examples/triton-q06-full --user demo --wait --skip-existing
-	$(PY) manage.py dkb_submit examples/triton-q06-core --user demo --wait --skip-existing
+	$(PY) manage.py dkb_submit examples/triton-q06-full --user demo --skip-existing
+	$(PY) manage.py dkb_submit examples/triton-q06-core --user demo --skip-existing
+	$(PY) manage.py dkb_import_reports $(H200_REPORTS)
 	@trap 'kill 0' EXIT INT TERM; \
 	$(PY) manage.py qcluster & \
 	$(VENV)/bin/gunicorn leaderboard.wsgi --bind $(HOST):$(PORT) --workers 2 --access-logfile - & \

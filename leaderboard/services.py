@@ -90,8 +90,10 @@ def submission_create(
     archive_sha256: str = "",
     enqueue: bool = True,
     kind: str = EvaluationRun.Kind.RANKED,
+    hardware: list[Hardware] | None = None,
 ) -> Submission:
-    """Store a validated kernel set and queue a run of `kind` on every active hardware.
+    """Store a validated kernel set and queue a run of `kind` on every active hardware (or on `hardware`:
+    none for a set whose results come from elsewhere, `evaluation_import`).
 
     A feedback run evaluates only the set's own queries and is never ranked: the repair loop's quick
     answer. With `enqueue=False` the runs are created but not sent to a worker (the caller evaluates
@@ -124,8 +126,8 @@ def submission_create(
         )
         for number, source in sorted(kernel_set.kernels.items())
     )
-    for hardware in Hardware.objects.active():
-        evaluation_enqueue(submission=submission, hardware=hardware, kind=kind, enqueue=enqueue)
+    for machine in Hardware.objects.active() if hardware is None else hardware:
+        evaluation_enqueue(submission=submission, hardware=machine, kind=kind, enqueue=enqueue)
     return submission
 
 
@@ -233,6 +235,26 @@ def evaluation_record(*, run: EvaluationRun, report: dict[str, Any]) -> Evaluati
     run.finished = timezone.now()
     run.error = ""
     run.save()  # leaderboard.signals starts a new cache generation once this commits
+    return run
+
+
+@transaction.atomic
+def evaluation_import(
+    *, submission: Submission, hardware: Hardware, report: dict[str, Any], finished: datetime.datetime
+) -> EvaluationRun | None:
+    """Store a report the harness wrote elsewhere (an H200 session's, docs/results) as a ranked run of
+    `hardware` on `submission` that finished at `finished`; None when the set already has this very report
+    on that hardware, so importing twice adds nothing."""
+    stored = EvaluationRun.objects.filter(submission=submission, hardware=hardware, report__isnull=False)
+    if any(run.report == report for run in stored.only("report")):
+        return None
+    run = evaluation_enqueue(submission=submission, hardware=hardware, enqueue=False)
+    run = evaluation_record(run=run, report=report)
+    # Dated as measured, not as imported: the run list and the latest-run rankings go by these.
+    started = finished - datetime.timedelta(seconds=float(report.get("wall_s") or 0))
+    EvaluationRun.objects.filter(pk=run.pk).update(created=started, started=started, finished=finished)
+    transaction.on_commit(results_changed)
+    run.refresh_from_db()
     return run
 
 

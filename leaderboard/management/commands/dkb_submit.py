@@ -52,10 +52,8 @@ class Command(BaseCommand):
             kernel_set = kernel_set_from_dir(directory)
         except SubmissionError as exc:
             raise CommandError(f"{exc.code}: {exc.message}") from exc
-        digest = hashlib.sha256()
-        for path in sorted(p for p in directory.iterdir() if p.is_file()):
-            digest.update(path.name.encode() + b"\0" + path.read_bytes() + b"\0")
-        earlier = Submission.objects.filter(uploader=uploader, archive_sha256=digest.hexdigest()).first()
+        digest = folder_sha256(directory)
+        earlier = Submission.objects.filter(uploader=uploader, archive_sha256=digest).first()
         if earlier is not None and not again:
             # `make run` calls this on every start; the same folder should not fill the ranking with copies.
             self.stdout.write(
@@ -64,7 +62,7 @@ class Command(BaseCommand):
             return
         try:
             submission = services.submission_create(
-                uploader=uploader, kernel_set=kernel_set, archive_sha256=digest.hexdigest(), enqueue=not wait
+                uploader=uploader, kernel_set=kernel_set, archive_sha256=digest, enqueue=not wait
             )
             if not private and submission.runs.exists():
                 # The operator's own sets (`make run`'s examples) are there to be seen.
@@ -93,3 +91,11 @@ class Command(BaseCommand):
                 )
         if failed:
             raise CommandError("an evaluation failed")
+
+
+def folder_sha256(directory: Path) -> str:
+    """The digest a kernel-set folder is known by (its files' names and contents), the same every time."""
+    digest = hashlib.sha256()
+    for path in sorted(p for p in directory.iterdir() if p.is_file()):
+        digest.update(path.name.encode() + b"\0" + path.read_bytes() + b"\0")
+    return digest.hexdigest()

@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+from django import forms
 from django.contrib import admin, messages
+from django.contrib.admin.helpers import ACTION_CHECKBOX_NAME
 from django.db.models import QuerySet
 from django.http import HttpRequest
+from django.template.response import TemplateResponse
 
+import evaluator
 from leaderboard import services
 from leaderboard.models import (
     BaselineCalibration,
@@ -35,7 +39,7 @@ class QueryAdmin(admin.ModelAdmin):
 class HardwareAdmin(admin.ModelAdmin):
     list_display = ["name", "slug", "device", "scale_factor", "peak_bandwidth_gbs", "queue", "active"]
     list_filter = ["device", "active"]
-    actions = ["calibrate_baselines"]
+    actions = ["calibrate_baselines", "rerun_top"]
 
     @admin.action(description="Calibrate baselines (on the hardware's own worker)")
     def calibrate_baselines(self, request: HttpRequest, queryset: QuerySet[Hardware]) -> None:
@@ -47,6 +51,43 @@ class HardwareAdmin(admin.ModelAdmin):
             f"Baseline calibration queued for {len(hardware)} hardware; run it while the machine is idle.",
             messages.SUCCESS,
         )
+
+    @admin.action(description="Rerun the top N under the current harness version, as one batch")
+    def rerun_top(self, request: HttpRequest, queryset: QuerySet[Hardware]) -> TemplateResponse | None:
+        """Asks how many (a form), then queues each hardware's batch (services.evaluation_rerun_top)."""
+        form = RerunTopForm(request.POST if "apply" in request.POST else None)
+        if not form.is_valid():
+            context = {
+                **self.admin_site.each_context(request),
+                "title": "Rerun the top sets under the current harness version",
+                "form": form,
+                "hardware": list(queryset),
+                "harness_version": evaluator.HARNESS_VERSION,
+                "selected": request.POST.getlist(ACTION_CHECKBOX_NAME),
+                "opts": self.model._meta,
+            }
+            return TemplateResponse(request, "admin/leaderboard/hardware/rerun_top.html", context)
+        count = form.cleaned_data["count"]
+        for hardware in queryset:
+            if not hardware.active:
+                self.message_user(
+                    request, f"{hardware.name}: inactive, no worker; nothing queued.", messages.WARNING
+                )
+                continue
+            runs = services.evaluation_rerun_top(hardware=hardware, count=count)
+            self.message_user(
+                request,
+                f"{hardware.name}: {len(runs)} rerun(s) of its top {count} queued under harness "
+                f"{evaluator.HARNESS_VERSION} (the others are measured by it already, or wait for a run).",
+                messages.SUCCESS,
+            )
+        return None
+
+
+class RerunTopForm(forms.Form):
+    count = forms.IntegerField(
+        label="How many of the best ranked sets", min_value=1, max_value=100, initial=10
+    )
 
 
 @admin.register(BaselineCalibration)

@@ -22,6 +22,7 @@ from django.utils import timezone
 from django.utils.text import slugify
 from rest_framework.authtoken.models import Token
 
+import evaluator
 from evaluator.errors import SubmissionError
 from evaluator.kernelset import KernelSet
 from leaderboard import highlighting
@@ -180,6 +181,25 @@ def _send_to_worker(run: EvaluationRun) -> None:
 def evaluation_rerun(*, run: EvaluationRun) -> EvaluationRun:
     """Evaluate the same submission on the same hardware again, as a new run beside the old one."""
     return evaluation_enqueue(submission=run.submission, hardware=run.hardware, kind=run.kind, rerun_of=run)
+
+
+@transaction.atomic
+def evaluation_rerun_top(*, hardware: Hardware, count: int) -> list[EvaluationRun]:
+    """Queue, as one batch, a rerun of the hardware's `count` best ranked sets under the current harness
+    version: those whose ranked run was measured by another version and that have no run waiting or
+    running there already. Returns the new runs, best set first; they reach the worker once this commits.
+    """
+    if not hardware.active:
+        raise ValueError(f"{hardware.name} is inactive: no worker evaluates on it")
+    top = EvaluationRun.objects.ranked(hardware=hardware)[:count]
+    waiting = set(
+        EvaluationRun.objects.pending().filter(hardware=hardware).values_list("submission", flat=True)
+    )
+    return [
+        evaluation_rerun(run=run)
+        for run in top
+        if run.harness_version != evaluator.HARNESS_VERSION and run.submission_id not in waiting
+    ]
 
 
 def evaluation_claim(*, run_id: int, backend: str) -> EvaluationRun | None:

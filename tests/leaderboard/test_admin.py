@@ -150,3 +150,67 @@ def test_a_set_no_worker_has_taken_up_can_still_be_corrected_in_the_admin(admin_
     data = _change_form_data(page) | {"notes": "typo fixed"}
     assert admin_client.post(url, data).status_code == 302
     assert Submission.objects.get().notes == "typo fixed"
+
+
+@pytest.fixture
+def ranked_gpu_sets(submit: Any, gpu: Any, timed_report: Any) -> Any:
+    """`make(speedups)`: one published set per speedup, each with a stable ranked H200 run of `version`."""
+    from leaderboard import services
+
+    def make(*speedups: float, version: str = "0.5.0") -> list[EvaluationRun]:
+        runs = []
+        for number, speedup in enumerate(speedups):
+            run = submit(model=f"LLM {number}").runs.get(hardware=gpu)  # queued there at upload
+            report = timed_report(baseline_ms=2.0, kernel_ms=2.0 / speedup) | {"harness_version": version}
+            runs.append(services.evaluation_record(run=run, report=report))
+        return runs
+
+    return make
+
+
+def test_rerunning_a_hardwares_top_n_asks_how_many_then_queues_them_as_one_batch(
+    admin_client: Any, gpu: Any, ranked_gpu_sets: Any
+) -> None:
+    slow, best, second, third = ranked_gpu_sets(1.1, 4.0, 3.0, 2.0)
+    action = {"action": "rerun_top", "_selected_action": [gpu.pk]}
+    asked = admin_client.post("/admin/leaderboard/hardware/", action)
+    assert asked.status_code == 200 and b'name="count"' in asked.content  # the intermediate form
+    assert not EvaluationRun.objects.filter(rerun_of__isnull=False).exists()
+    done = admin_client.post(
+        "/admin/leaderboard/hardware/", action | {"apply": "1", "count": "3"}, follow=True
+    )
+    assert "3 rerun(s) of its top 3 queued" in done.content.decode()
+    reruns = EvaluationRun.objects.filter(rerun_of__isnull=False)
+    assert {run.rerun_of for run in reruns} == {best, second, third}
+    assert {(run.status, run.hardware, run.kind) for run in reruns} == {("queued", gpu, "ranked")}
+
+
+def test_the_batch_leaves_sets_the_current_harness_measured_or_that_wait_for_a_run(
+    admin_client: Any, gpu: Any, ranked_gpu_sets: Any
+) -> None:
+    import evaluator
+    from leaderboard import services
+
+    (current,) = ranked_gpu_sets(4.0, version=evaluator.HARNESS_VERSION)
+    old, waiting = ranked_gpu_sets(3.0, 2.0)
+    services.evaluation_rerun(run=waiting)
+    assert services.evaluation_rerun_top(hardware=gpu, count=10) != []
+    assert set(EvaluationRun.objects.filter(rerun_of__isnull=False).values_list("rerun_of", flat=True)) == {
+        old.pk,
+        waiting.pk,  # the one rerun it already had; none added
+    }
+    assert services.evaluation_rerun_top(hardware=gpu, count=10) == []  # twice: nothing more
+
+
+def test_a_bad_count_asks_again_and_an_inactive_hardware_queues_nothing(
+    admin_client: Any, gpu: Any, ranked_gpu_sets: Any
+) -> None:
+    ranked_gpu_sets(2.0)
+    action = {"action": "rerun_top", "_selected_action": [gpu.pk], "apply": "1"}
+    again = admin_client.post("/admin/leaderboard/hardware/", action | {"count": "0"})
+    assert again.status_code == 200 and b'name="count"' in again.content
+    gpu.active = False
+    gpu.save()
+    done = admin_client.post("/admin/leaderboard/hardware/", action | {"count": "5"}, follow=True)
+    assert "inactive, no worker; nothing queued" in done.content.decode()
+    assert not EvaluationRun.objects.filter(status="queued", hardware=gpu).exists()

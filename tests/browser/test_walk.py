@@ -193,12 +193,20 @@ def test_every_page_fits_a_phone_without_sideways_scrolling(
             assert shown.lower() in page.inner_text("body").lower(), path
             _assert_fits(page, path)
             page.screenshot(path=str(SCREENSHOTS / f"phone-{name}.png"), full_page=True)
+        # The header's way to the API's docs and to an account, on a phone too.
+        page.goto(f"{live_server.url}/")
+        assert {"API", "Sign up"} <= set(page.locator(".site-header nav a").all_inner_texts())
+        page.click(".site-header >> text=Sign up")
+        page.wait_for_url(f"{live_server.url}/accounts/signup/")
+        page.click(".site-header >> text=API")
+        page.wait_for_url(f"{live_server.url}/api/docs/")
         # The uploader's own pages: the upload form and the private set.
         page.goto(f"{live_server.url}/accounts/login/")
         page.fill("input[name=username]", world.walk.submission.uploader.username)
         page.fill("input[name=password]", password)
         page.click("button[type=submit]")
         page.wait_for_url(f"{live_server.url}/upload/")
+        assert "Sign up" not in page.locator(".site-header nav").inner_text()  # signed in already
         for name, path in (
             ("upload", "/upload/"),
             ("private", f"/submissions/{world.private.submission_id}/"),

@@ -300,3 +300,16 @@ def test_a_query_page_shows_each_hardwares_bandwidth_floor_from_its_newest_publi
     floors = anonymous.get("/queries/6/").content.decode().split("<h3>Bandwidth floor</h3>")[1]
     assert "Test CPU" in floors and "<strong>0.210 ms</strong>" in floors
     assert "0.500" not in floors and "0.010" not in floors  # an older one; a private set's
+
+
+def test_a_sets_page_shows_an_edited_kernel_at_once(
+    anonymous, submit, django_capture_on_commit_callbacks
+) -> None:
+    submission = submit()
+    assertNotContains(anonymous.get(f"/submissions/{submission.pk}/"), "edited_by_staff")
+    kernel = submission.kernels.first()
+    # Its kernels are cached rendered under the results generation: a saved kernel starts a new one.
+    with django_capture_on_commit_callbacks(execute=True):
+        kernel.source += "\nedited_by_staff = True\n"
+        kernel.save()
+    assertContains(anonymous.get(f"/submissions/{submission.pk}/"), "edited_by_staff")

@@ -110,6 +110,21 @@ def test_ranking_leaves_out_a_run_whose_medians_are_unsure(submit, timed_report)
     assert result.intervals == [("baseline", 2.0, 0.5, 40), ("kernel", 1.0, 3.5, 40)]
 
 
+def test_rankings_leave_the_reports_out_and_still_say_what_a_run_was_timed_against(
+    evaluated, submit, timed_report, django_assert_num_queries
+) -> None:
+    cpu_run = evaluated()
+    gpu_run = services.evaluation_record(run=submit().runs.get(), report=timed_report())
+    with django_assert_num_queries(2):  # no report loaded row by row
+        (ranked,) = EvaluationRun.objects.ranked()
+        (unranked,) = EvaluationRun.objects.unranked()
+        assert "report" in ranked.get_deferred_fields() and "report" in unranked.get_deferred_fields()
+        assert (ranked.baseline, ranked.timing_label) == (gpu_run.baseline, "")
+        labels = (unranked.baseline, unranked.timing_label, unranked.timing_reason)
+        assert labels == (cpu_run.baseline, "correctness only", "correctness only: timed on a CPU")
+    assert gpu_run.baseline == "recorded"
+
+
 def test_too_few_samples_also_keep_a_run_off_the_ranking(submit, timed_report) -> None:
     run = services.evaluation_record(run=submit().runs.get(), report=timed_report(kernel_n=9))
     assert not run.timing_ranked

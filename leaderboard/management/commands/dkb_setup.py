@@ -5,6 +5,7 @@ Idempotent: run it after every deploy or harness upgrade; it updates rows in pla
 
 from __future__ import annotations
 
+import os
 from typing import Any
 
 from django.conf import settings
@@ -62,7 +63,9 @@ class Command(BaseCommand):
                 "device": device,
                 "peak_bandwidth_gbs": description.get("peak_bandwidth_gbs"),
                 "scale_factor": settings.DKB_SCALE_FACTOR,
-                "queue": settings.Q_CLUSTER["name"],
+                # A worker serving a hardware queue runs with Q_CLUSTER_NAME=<queue> (django-q2's own
+                # variable); Q_CLUSTER's name is the site's, shared by all (tasks are signed with it).
+                "queue": os.environ.get("Q_CLUSTER_NAME") or settings.Q_CLUSTER["name"],
             },
         )
         label = "CPU, Triton interpreter" if hardware.is_cpu else "GPU"

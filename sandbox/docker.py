@@ -1,14 +1,16 @@
-"""The nvidia-docker backend: every runner in a fresh container of the evaluator image (production GPU hosts).
+"""The container backend: every runner in a fresh container of the evaluator image (production GPU hosts).
 
-`docker run` with one pinned GPU, no network, a read-only root, a tmpfs scratch, no capabilities, no
-new privileges, pids / memory / ulimits from `Limits`, a non-root user, the image pinned by digest and
-never pulled at run time, and only the data, the kernel set and the runner's scratch bound in (the DuckDB
-file masked). The container is named, so that after it ends `docker inspect` can tell an out-of-memory
-kill from a crash and a runner's exit status from Docker's own failure, and so that a runner past its
-time limit can be killed: killing the `docker run` client does not stop its container.
+`docker run` (or `podman run`: the same flags) with one pinned GPU, no network, a read-only root, a tmpfs
+scratch, no capabilities, no new privileges, pids / memory / ulimits from `Limits`, a non-root user, the
+image pinned by digest and never pulled at run time, and only the data, the kernel set and the runner's
+scratch bound in (the DuckDB file masked). The container is named, so that after it ends `inspect` can
+tell an out-of-memory kill from a crash and a runner's exit status from the engine's own failure, and so
+that a runner past its time limit can be killed: killing the `run` client does not stop its container.
 
-No Docker engine runs on the machines this was written on: the command it builds and how it maps
-outcomes are tested against a fake `docker` (tests/sandbox/test_docker.py), never a real engine.
+The engine is DKB_CONTAINER_ENGINE (`docker` or `podman`), else podman where it is installed (it needs no
+daemon), else docker. The command and how it maps outcomes are tested against a fake `docker`
+(tests/sandbox/test_docker.py); the adversarial suite runs on a real podman 4.3 with runc
+(tests/sandbox/test_attacks.py, where an engine and the evaluator image are present).
 """
 
 from __future__ import annotations
@@ -30,7 +32,9 @@ from sandbox.limits import Limits
 # Inside the container: the image's own interpreter, with the evaluator package installed in it.
 PYTHON = "python"
 USER = "65534:65534"  # nobody: not root, and no user of the host's
-PINNED = re.compile(r"[^@\s]+@sha256:[0-9a-f]{64}")
+# By digest (name@sha256:...), or by image id (sha256:..., a local build's own content hash).
+PINNED = re.compile(r"([^@\s]+@)?sha256:[0-9a-f]{64}")
+ENGINES = ("podman", "docker")  # podman first: a docker client may be installed with no daemon
 # `docker run` answers these itself when the container could not be made or its command not started.
 DOCKER_FAILURES = (125, 126, 127)
 NEVER_STARTED = "0001-01-01T00:00:00Z"
@@ -52,12 +56,11 @@ class DockerLauncher(LimitedLauncher):
         self.image = image or os.environ.get("DKB_EVALUATOR_IMAGE", "")
         if not PINNED.fullmatch(self.image):
             raise SandboxUnavailable(
-                f"the docker backend needs the evaluator image pinned by digest (image@sha256:<64 hex>) in "
+                f"the docker backend needs the evaluator image pinned by digest (image@sha256:<64 hex>, or "
+                f"its id sha256:<64 hex>) in "
                 f"DKB_EVALUATOR_IMAGE, got {self.image!r}"
             )
-        self.docker = shutil.which("docker")
-        if self.docker is None:
-            raise SandboxUnavailable("the docker backend needs the docker client on PATH")
+        self.docker = _engine()
         self.device = device
         self.gpu = gpu or os.environ.get("DKB_DOCKER_GPU", "0")
         self.deadline = deadline
@@ -115,6 +118,9 @@ class DockerLauncher(LimitedLauncher):
             "--pids-limit", str(limits.processes),
             "--memory", str(limits.memory_bytes), "--memory-swap", str(limits.memory_bytes),
             "--ulimit", "core=0", "--ulimit", f"nofile={limits.open_files}:{limits.open_files}",
+            # As bubblewrap's runners have it; and podman's own default (the kernel's maximum) may be
+            # above the host's hard limit, which runc then cannot set ("error setting rlimit type 6").
+            "--ulimit", f"nproc={limits.processes}:{limits.processes}",
             "--ulimit", f"cpu={cpu}:{cpu + 5}",
             "--ulimit", f"data={limits.memory_bytes}:{limits.memory_bytes}",
             # exec: Triton loads the launchers it compiles from its cache under /tmp.
@@ -124,7 +130,10 @@ class DockerLauncher(LimitedLauncher):
         if launch.stdin or launch.channel:
             command.append("--interactive")  # the client passes its standard input on only when asked
         if self.device.startswith("cuda"):
-            command += ["--gpus", f"device={self.gpu}"]
+            if Path(self.docker).name == "podman":  # the GPU as a CDI device (nvidia-ctk cdi generate)
+                command += ["--device", f"nvidia.com/gpu={self.gpu}"]
+            else:
+                command += ["--gpus", f"device={self.gpu}"]
         for path in launch.readable:
             command += ["--mount", f"type=bind,source={path},target={path},readonly"]
         for path in launch.hidden:
@@ -150,7 +159,7 @@ class DockerLauncher(LimitedLauncher):
 
     @staticmethod
     def _client_env() -> dict[str, str]:
-        """The docker client's own environment: how to reach the engine, nothing else of the worker's."""
+        """The engine client's own environment: how to reach the engine, nothing else of the worker's."""
         names = (
             "PATH",
             "HOME",
@@ -159,8 +168,26 @@ class DockerLauncher(LimitedLauncher):
             "DOCKER_CONTEXT",
             "DOCKER_CERT_PATH",
             "DOCKER_TLS_VERIFY",
+            "CONTAINERS_CONF",  # podman: e.g. docker/containers.conf (runc, ulimits)
+            "CONTAINER_HOST",
+            "CONTAINER_CONNECTION",
+            "XDG_RUNTIME_DIR",
         )
         return {k: os.environ[k] for k in names if k in os.environ}
+
+
+def _engine() -> str:
+    """The container engine's client: DKB_CONTAINER_ENGINE, else podman, else docker."""
+    wanted = os.environ.get("DKB_CONTAINER_ENGINE", "")
+    if wanted and wanted not in ENGINES:
+        raise SandboxUnavailable(f"DKB_CONTAINER_ENGINE must be one of {', '.join(ENGINES)}, got {wanted!r}")
+    for name in [wanted] if wanted else ENGINES:
+        found = shutil.which(name)
+        if found:
+            return found
+    raise SandboxUnavailable(
+        f"the docker backend needs a container engine's client on PATH ({wanted or 'podman or docker'})"
+    )
 
 
 def _ran(state: dict[str, Any]) -> bool:

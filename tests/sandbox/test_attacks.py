@@ -18,6 +18,8 @@ from __future__ import annotations
 import hashlib
 import os
 import shutil
+import subprocess
+import sys
 import tracemalloc
 from dataclasses import dataclass
 from pathlib import Path
@@ -41,6 +43,7 @@ class Attack:
     file: str
     status: str
     words: str  # in the reason shown to the submitter
+    in_a_container: str = ""  # the words there, where the container backend stops it otherwise
 
     def __str__(self) -> str:
         return self.file
@@ -80,7 +83,12 @@ WITHOUT_ADMISSION = [
     Attack(
         "write_outside_scratch", Status.RUNTIME_ERROR, "every write outside the scratch folder was refused"
     ),
-    Attack("read_expected_answers", Status.RUNTIME_ERROR, "PermissionError: [Errno 13] Permission denied"),
+    Attack(
+        "read_expected_answers",
+        Status.RUNTIME_ERROR,
+        "PermissionError: [Errno 13] Permission denied",
+        "the kernel read 0 bytes of DuckDB's file",  # masked by /dev/null bound over it
+    ),
     Attack("read_other_submission", Status.RUNTIME_ERROR, "FileNotFoundError: [Errno 2] No such file"),
     Attack("fork_bomb", Status.TIMEOUT, "the runner was stopped"),
     Attack("allocate_all_memory", Status.OUT_OF_MEMORY, "can't allocate memory"),
@@ -147,11 +155,44 @@ def rival_set(tmp_path: Path) -> Path:
     return rival
 
 
+# The backend the runners start in: bubblewrap, or for the tables marked so, each also in a container
+# (sandbox/docker.py) of the evaluator image on a real engine, where one and the image are present.
+BACKEND = "bubblewrap"
+WORKER_IMAGE = "localhost/dkb-worker:cpu"  # scripts/images.sh worker
+
+
+def container_image() -> str | None:
+    """The evaluator image pinned by its id, or None where no engine or no image is here."""
+    if os.environ.get("DKB_EVALUATOR_IMAGE"):
+        return os.environ["DKB_EVALUATOR_IMAGE"]
+    engine = shutil.which("podman") or shutil.which("docker")  # the order sandbox/docker.py takes them in
+    if engine is None:
+        return None
+    found = subprocess.run(
+        [engine, "image", "inspect", "--format", "{{.Id}}", WORKER_IMAGE], capture_output=True, text=True
+    )
+    image_id = found.stdout.strip().removeprefix("sha256:")
+    return f"sha256:{image_id}" if found.returncode == 0 and image_id else None
+
+
+@pytest.fixture(params=["bubblewrap", "docker"])
+def backend(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
+    if request.param == "docker":
+        image = container_image()
+        if image is None:
+            pytest.skip(f"no container engine, or no {WORKER_IMAGE} (scripts/images.sh worker)")
+        monkeypatch.setenv("DKB_EVALUATOR_IMAGE", image)
+        if shutil.which("podman"):
+            monkeypatch.setenv("CONTAINERS_CONF", str(ROOT / "docker" / "containers.conf"))
+    monkeypatch.setattr(sys.modules[__name__], "BACKEND", request.param)
+    return request.param
+
+
 def evaluate(kernel_dir: Path, tpch_data: Path, **job: Any) -> dict[str, Any]:
     job = {"max_time_per_query_s": 0.3, "trials": 2, "queries": (6,)} | job
     report = evaluation.evaluate(
         Job(kernel_dir=kernel_dir, data_dir=tpch_data, scale_factor=0.01, **job),
-        backend="bubblewrap",
+        backend=BACKEND,
         limits=LIMITS,
     )
     assert report["sandbox"]["limits"]["cgroup"], "no cgroup: the process and memory limits are rlimits only"
@@ -179,7 +220,9 @@ def test_admission_refuses_the_attack_in_a_triton_set(attack: str) -> None:
 
 
 @pytest.mark.parametrize("attack", WITH_ADMISSION, ids=str)
-def test_an_attack_is_stopped_and_labelled(attack: Attack, tpch_data: Path, tmp_path: Path) -> None:
+def test_an_attack_is_stopped_and_labelled(
+    attack: Attack, backend: str, tpch_data: Path, tmp_path: Path
+) -> None:
     q06 = evaluate(attack_set(tmp_path, attack.file), tpch_data)
     assert (q06["status"], attack.words in q06["reason"]) == (attack.status, True), q06["reason"]
     assert q06["kernel_ms"] is None and q06["baseline_ms"] > 0
@@ -187,14 +230,15 @@ def test_an_attack_is_stopped_and_labelled(attack: Attack, tpch_data: Path, tmp_
 
 @pytest.mark.parametrize("attack", WITHOUT_ADMISSION, ids=str)
 def test_with_admission_switched_off_the_sandbox_and_the_comparison_still_stop_it(
-    attack: Attack, tpch_data: Path, tmp_path: Path, no_admission: None
+    attack: Attack, backend: str, tpch_data: Path, tmp_path: Path, no_admission: None
 ) -> None:
     kernel_dir = attack_set(tmp_path, attack.file)
     data = tpch_data / "sf0.01"
     before = digest(data), digest(kernel_dir)
     timeout = {"query_timeout_s": 20} if attack.file == "fork_bomb" else {}
     q06 = evaluate(kernel_dir, tpch_data, **timeout)
-    assert (q06["status"], attack.words in q06["reason"]) == (attack.status, True), q06["reason"]
+    words = attack.in_a_container if backend == "docker" and attack.in_a_container else attack.words
+    assert (q06["status"], words in q06["reason"]) == (attack.status, True), q06["reason"]
     assert q06["kernel_ms"] is None and q06["baseline_ms"] > 0  # the baseline timed by its own runner
     assert (digest(data), digest(kernel_dir)) == before  # nothing it could reach was changed
     assert leftover_runner_cgroups() == []  # and every process it started is gone

@@ -51,6 +51,7 @@ def docker(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> FakeDocker:
     script.chmod(0o755)
     (folder / "pythonpath").write_text(str(ROOT))
     monkeypatch.setenv("PATH", f"{folder}{os.pathsep}{os.environ['PATH']}")
+    monkeypatch.setenv("DKB_CONTAINER_ENGINE", "docker")  # the fake, not a real podman installed here
     fake = FakeDocker(folder)
     fake.play("exit:0")
     return fake
@@ -148,8 +149,24 @@ def test_without_a_docker_client_the_backend_is_refused(
     monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
     monkeypatch.setenv("PATH", str(tmp_path))
-    with pytest.raises(sandbox.SandboxUnavailable, match="docker client"):
+    with pytest.raises(sandbox.SandboxUnavailable, match="container engine's client"):
         launcher()
+
+
+def test_podman_is_used_where_asked_with_the_gpu_as_a_cdi_device(
+    docker: FakeDocker, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    podman = docker.folder / "podman"
+    podman.symlink_to(docker.folder / "docker")
+    monkeypatch.setenv("DKB_CONTAINER_ENGINE", "podman")
+    command = launcher().command(runner_launch(tmp_path), "dkb-runner-test")
+    assert command[:2] == [str(podman), "run"]
+    assert ("--device", "nvidia.com/gpu=0") in options(command) and "--gpus" not in command
+
+
+def test_an_image_id_counts_as_pinned(docker: FakeDocker) -> None:
+    image = "sha256:" + "0123456789abcdef" * 4
+    assert DockerLauncher(device="cpu", deadline=time.monotonic() + 60, image=image).image == image
 
 
 @pytest.mark.parametrize(

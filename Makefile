@@ -14,7 +14,7 @@ export DKB_DATA_DIR ?= $(CURDIR)/var/data
 # 0.6.0, after the examples last changed), imported as published results beside the local CPU checks.
 H200_REPORTS ?= docs/results/2026-12-03-h200-site-s9/reports.tgz
 
-.PHONY: run test install bubblewrap chromium lint format gpu-wheels clean
+.PHONY: run test install bubblewrap chromium lint format gpu-wheels clean images deploy-test
 
 install: $(VENV)/.installed
 
@@ -72,6 +72,19 @@ lint:
 format:
 	$(VENV)/bin/ruff check --fix .
 	$(VENV)/bin/ruff format .
+
+# Containers (docs/deploy.md): the images from Debian's packages and PyPI (podman or docker), then the
+# composed stack started, fed an upload through the API and stopped. `make deploy-test` installs podman
+# where it can (root + apt); without an engine the test skips and says why.
+images:
+	nice -n 10 scripts/images.sh
+
+deploy-test: install
+	@command -v podman >/dev/null || command -v docker >/dev/null || \
+	if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
+	  (apt-get install -y -qq podman runc debootstrap || (apt-get update -qq && apt-get install -y -qq podman runc debootstrap)) >/dev/null; \
+	fi
+	$(PY) -m pytest tests/deploy -p no:cacheprovider
 
 # Wheels and bubblewrap for the lent GPU host (nothing can be installed there).
 gpu-wheels:

@@ -96,7 +96,20 @@ alive() {  # alive NAME: its pid file names a live process whose command line ha
   [ -n "$pid" ] && grep -qa "$1" "/proc/$pid/cmdline" 2>/dev/null
 }
 
+freeze() {  # the worker and gunicorn run from $VAR/code: a copy of the tree, made while neither runs
+  # The device replaces the working tree with each call's copy while a worker started by an earlier call
+  # still runs: a runner spawned during the copy found half a package (session 10: Q08 of full22 and
+  # Q14 of a triton-core upload failed with ImportError, each at the second a call began).
+  CODE_PATH=${PYTHONPATH//$ROOT/$VAR/code}
+  if alive qcluster || alive gunicorn; then return 0; fi
+  rm -rf "$VAR/code.new" && mkdir -p "$VAR/code.new"
+  tar -C "$ROOT" --exclude=./.whl --exclude=./.deb --exclude=./.git --exclude=./.venv --exclude=./out-site -cf - . \
+    | tar -C "$VAR/code.new" -xf - && rm -rf "$VAR/code" && mv "$VAR/code.new" "$VAR/code"
+  log "serving from a copy of the tree in $VAR/code"
+}
+
 serve() {
+  freeze
   if ! alive qcluster; then
     # A run left "running" by a worker that died with the previous call can never finish: fail it now,
     # as the site's scheduled reclaim would, so `wait` reports it instead of waiting on it.
@@ -106,15 +119,17 @@ from leaderboard.models import EvaluationRun
 for run in EvaluationRun.objects.filter(status=EvaluationRun.Status.RUNNING):
     services.evaluation_fail(run=run, error='worker lost: its device call ended mid-evaluation', retryable=True)
     print(f'run {run.pk}: was running when its worker ended; marked failed')" 2>&1 | tee -a "$LOG"
-    setsid "$PYTHON" manage.py qcluster >> "$VAR/logs/qcluster.log" 2>&1 < /dev/null &
+    (cd "$VAR/code" && PYTHONPATH=$CODE_PATH exec setsid "$PYTHON" manage.py qcluster \
+      >> "$VAR/logs/qcluster.log" 2>&1 < /dev/null) &
     echo $! > "$VAR/qcluster.pid"
     log "worker started (pid $(cat "$VAR/qcluster.pid"), log $VAR/logs/qcluster.log)"
   else
     log "worker already running (pid $(cat "$VAR/qcluster.pid"))"
   fi
   if ! alive gunicorn; then
-    setsid "$PYTHON" -m gunicorn leaderboard.wsgi:application --bind "127.0.0.1:$PORT" --workers 3 \
-      --timeout 120 --access-logfile "$VAR/logs/access.log" >> "$VAR/logs/gunicorn.log" 2>&1 < /dev/null &
+    (cd "$VAR/code" && PYTHONPATH=$CODE_PATH exec setsid "$PYTHON" -m gunicorn leaderboard.wsgi:application \
+      --bind "127.0.0.1:$PORT" --workers 3 --timeout 120 --access-logfile "$VAR/logs/access.log" \
+      >> "$VAR/logs/gunicorn.log" 2>&1 < /dev/null) &
     echo $! > "$VAR/gunicorn.pid"
     log "gunicorn started on 127.0.0.1:$PORT (pid $(cat "$VAR/gunicorn.pid"))"
   fi

@@ -106,14 +106,11 @@ def open_runners(sides: Sides, kernel: tuple[Path, str] | None, launch: Launcher
         baseline = stack.enter_context(_runner(Launcher(), sides, None))
         candidate = stack.enter_context(_runner(launch, sides, kernel)) if kernel else None
         start = {"op": "start", "device": sides.device, "query": sides.query.number}
-        # On a GPU, what the first compile and the first profile would import and set up, done here.
-        gpu = {"profiler": True} if sides.device.startswith("cuda") else {}
-        compiles = {"compile": True} if gpu and sides.baseline_mode != "eager" else {}
-        baseline.send(start | gpu | compiles, sides.query_timeout_s)
+        baseline.send(start, sides.query_timeout_s)
         failure = None
         if candidate:
             try:
-                candidate.send(start | gpu, sides.query_timeout_s)
+                candidate.send(start, sides.query_timeout_s)
             except RunnerFailed as exc:
                 failure, candidate = exc, None
     except BaseException:

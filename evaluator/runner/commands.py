@@ -53,10 +53,7 @@ class State:
 
 
 def start(state: State, command: dict[str, Any]) -> Answer:
-    """Import torch and the query: the runner's own start-up, before the candidate. With `compile`, also
-    what `torch.compile` imports, and with `profiler`, one empty profiled block: on the H200 these took
-    7-8 s in `load` and about 5 s in `profile` (docs/benchmarks.md, session 10), and `start` is what the
-    harness runs ahead, during the previous query (evaluator/harness/core.py)."""
+    """Import torch and the query: the runner's own start-up, before the candidate."""
     if command["device"] == "cpu":
         # Before triton is imported: it reads the variable once, when its library is defined.
         os.environ["TRITON_INTERPRET"] = "1"
@@ -68,15 +65,6 @@ def start(state: State, command: dict[str, Any]) -> Answer:
     state.device = torch.device(command["device"])
     state.query = get_query(command["query"])
     state.spin_s = SPIN_S if state.device.type == "cuda" else 0.0
-    if command.get("compile"):
-        import torch._dynamo  # noqa: F401
-        import torch._inductor.compile_fx  # noqa: F401
-    if command.get("profiler"):
-        from torch.profiler import ProfilerActivity, profile
-
-        cuda = state.device.type == "cuda"
-        with profile(activities=[ProfilerActivity.CPU] + ([ProfilerActivity.CUDA] if cuda else [])):
-            pass
     return {"hardware": hardware.describe(state.device)}, b""
 
 

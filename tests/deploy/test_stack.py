@@ -1,5 +1,6 @@
 """The composed stack on a real container engine: images built, services started on loopback, a kernel set
-uploaded through the API by a new user, evaluated by the CPU worker, its result read back published.
+uploaded through the API by a new user, evaluated by two CPU workers registered as two hardware (each on
+its own queue of the real Redis broker, each taking only its own run), its results read back published.
 
 Needs podman with podman-compose (CONTAINERS_CONF=docker/containers.conf: runc and explicit ulimits) or
 docker with its compose plugin; skips, saying which, where neither is installed. The images are built by
@@ -105,6 +106,7 @@ def stack() -> Iterator[Stack]:
         "DKB_BIND": "127.0.0.1",
         "DKB_PORT": str(port),
         "DKB_EVAL_TIMEOUT_S": "600",
+        "COMPOSE_PROFILES": "cpu-b",  # a second CPU worker on a queue of its own
     }
     stack = Stack(env=env, url=f"http://127.0.0.1:{port}")
     try:
@@ -131,11 +133,12 @@ def wait_for(ready: Any, *, timeout: float, what: str) -> Any:
         time.sleep(2)
 
 
-def test_an_api_upload_is_evaluated_by_the_worker_and_its_result_published(stack: Stack) -> None:
+def test_an_api_upload_is_evaluated_by_each_hardwares_worker_and_its_result_published(stack: Stack) -> None:
     hardware = wait_for(
-        lambda: stack.get("/api/hardware/")["results"], timeout=300, what="the worker's hardware"
+        lambda: len(stack.get("/api/hardware/")["results"]) == 2, timeout=300, what="both workers' hardware"
     )
-    assert [h["device"] for h in hardware] == ["cpu"]
+    hardware = {h["slug"]: h for h in stack.get("/api/hardware/")["results"]}
+    assert {h["device"] for h in hardware.values()} == {"cpu"} and "cpu-second-cpu-worker" in hardware
     made = stack.manage(
         "shell",
         "-c",
@@ -173,11 +176,21 @@ def test_an_api_upload_is_evaluated_by_the_worker_and_its_result_published(stack
 
     sets = stack.get("/api/submissions/?uploader=deployer&published=true")["results"]
     assert len(sets) == 1
+    # One ranked run per active hardware, each evaluated, Q6 passed.
     runs = stack.get(f"/api/runs/?submission={sets[0]['id']}")["results"]
-    assert [run["status"] for run in runs] == ["succeeded"]
-    results = stack.get(f"/api/results/?run={runs[0]['id']}&query=6")["results"]
-    assert [result["status"] for result in results] == ["passed"]
-    # Published: anyone reads the run's report, no token needed; the worker evaluated it in bubblewrap.
-    report = stack.get(f"/api/runs/{runs[0]['id']}/")["report"]
-    assert report["sandbox"]["backend"] == "bubblewrap" and report["sandbox"]["isolated"]
-    assert [q["status"] for q in report["queries"] if q["query"] == 6] == ["passed"]
+    assert sorted(run["status"] for run in runs) == ["succeeded", "succeeded"]
+    for run in runs:
+        results = stack.get(f"/api/results/?run={run['id']}&query=6")["results"]
+        assert [result["status"] for result in results] == ["passed"]
+        # Published: anyone reads the run's report, no token needed; the worker evaluated it in bubblewrap.
+        report = stack.get(f"/api/runs/{run['id']}/")["report"]
+        assert report["sandbox"]["backend"] == "bubblewrap" and report["sandbox"]["isolated"]
+        assert [q["status"] for q in report["queries"] if q["query"] == 6] == ["passed"]
+
+    # Routing on the real Redis broker: each worker took its own hardware's run and not the other's.
+    by_worker = {service: stack.compose("logs", service).stdout for service in ("worker", "worker-b")}
+    for run in runs:
+        mine = "worker-b" if run["hardware"] == "cpu-second-cpu-worker" else "worker"
+        theirs = "worker" if mine == "worker-b" else "worker-b"
+        task = f"evaluate-run-{run['id']}"
+        assert task in by_worker[mine] and task not in by_worker[theirs], (run, by_worker)

@@ -23,16 +23,27 @@ if [ -n "${ENGINE:-}" ] && [ "$(basename "$ENGINE")" = docker ] || ! command -v 
   exec docker compose -f "$FILE" "$@"
 fi
 
-export CONTAINERS_CONF=${CONTAINERS_CONF:-$PWD/docker/containers.conf}
+if [ -z "${CONTAINERS_CONF:-}" ]; then
+  # docker/containers.conf, its ulimits lowered to this shell's hard limits where those are lower (runc
+  # cannot raise a limit past them); never under the 4096 open files the sandbox gives a runner.
+  lower() { local hard=$1 want=$2; [ "$hard" = unlimited ] || [ "$hard" -ge "$want" ] && echo "$want" || echo "$hard"; }
+  nofile=$(lower "$(ulimit -Hn)" 16384)
+  nproc=$(lower "$(ulimit -Hu)" 32768)
+  CONTAINERS_CONF=$(mktemp "${TMPDIR:-/tmp}/dkb-containers-XXXXXX.conf")
+  trap 'rm -f "$CONTAINERS_CONF"' EXIT
+  sed -e "s/nofile=16384:16384/nofile=$nofile:$nofile/" -e "s/nproc=32768:32768/nproc=$nproc:$nproc/" \
+    docker/containers.conf >"$CONTAINERS_CONF"
+  export CONTAINERS_CONF
+fi
 compose=$(command -v podman-compose || echo "$PWD/.venv/bin/podman-compose")
 [ -x "$compose" ] || { echo "stack.sh: pip install podman-compose (or apt-get install podman-compose)" >&2; exit 2; }
-[ "${1:-}" = up ] || exec "$compose" -f "$FILE" "$@"
-
-project=${COMPOSE_PROJECT_NAME:-dkb}
 profiles=()  # COMPOSE_PROFILES=h200 adds that GPU worker, as with docker compose
 COMPOSE_PROFILES=${COMPOSE_PROFILES:-}
 for profile in ${COMPOSE_PROFILES//,/ }; do profiles+=(--profile "$profile"); done
 run() { "$compose" "${profiles[@]}" -f "$FILE" "$@"; }
+[ "${1:-}" = up ] || { run "$@"; exit; }  # not exec: the trap removes the conf
+
+project=${COMPOSE_PROJECT_NAME:-dkb}
 run up -d --no-build --no-deps db redis
 run up -d --no-build --no-deps --force-recreate init
 status=$(podman wait "${project}_init_1")

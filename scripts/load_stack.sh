@@ -19,7 +19,7 @@ export SECRET_KEY
 trap 'scripts/stack.sh logs --tail 30 web worker >"$OUT/stack.log" 2>&1 || true; scripts/stack.sh down --volumes --timeout 10 >/dev/null 2>&1' EXIT
 
 scripts/stack.sh up >"$OUT/up.log" 2>&1
-for _ in $(seq 150); do "$PY" -c "import urllib.request; urllib.request.urlopen('$URL/api/')" 2>/dev/null && break; sleep 1; done
+for _ in $(seq 150); do "$PY" -c "import urllib.request; urllib.request.urlopen('$URL/api/hardware/')" 2>/dev/null && break; sleep 1; done
 made=$(scripts/stack.sh run --rm --no-deps web python manage.py shell -c \
   "from django.contrib.auth.models import User; from leaderboard import services; u = User.objects.create_user('loader', 'l@example.org', 'x' * 20); print('token', services.api_token_rotate(user=u).key)" 2>/dev/null)
 TOKEN=$(echo "$made" | grep -o -E 'token [0-9a-f]{40}' | cut -d' ' -f2)

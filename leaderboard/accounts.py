@@ -20,7 +20,7 @@ WINDOW_S = 3600
 class SignUpForm(UserCreationForm):
     email = forms.EmailField(help_text="Only for resetting your password: never shown on the site.")
 
-    class Meta(UserCreationForm.Meta):
+    class Meta(UserCreationForm.Meta):  # type: ignore[name-defined]  # django-stubs declares no Meta here
         model = User
         fields = ("username", "email")
 

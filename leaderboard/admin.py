@@ -133,7 +133,7 @@ class KernelInline(admin.TabularInline):
 class RunInline(admin.TabularInline):
     model = EvaluationRun
     extra = 0
-    fields = ["id", "hardware", "status", "kind", "created", "finished", "overall_speedup", "pass_rate"]
+    fields = ("id", "hardware", "status", "kind", "created", "finished", "overall_speedup", "pass_rate")
     readonly_fields = fields
     show_change_link = True
     can_delete = False
@@ -202,7 +202,7 @@ class SubmissionAdmin(admin.ModelAdmin):
 class QueryResultInline(admin.TabularInline):
     model = QueryResult
     extra = 0
-    fields = ["query", "status", "reason", "baseline_ms", "kernel_ms", "speedup", "roofline_fraction"]
+    fields = ("query", "status", "reason", "baseline_ms", "kernel_ms", "speedup", "roofline_fraction")
     readonly_fields = fields
     can_delete = False
 

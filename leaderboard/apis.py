@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, NoReturn
 
+from django.contrib.auth.models import User
 from django.core.files.uploadedfile import UploadedFile
 from django.shortcuts import get_object_or_404
 from django.urls import reverse
@@ -18,9 +19,16 @@ from rest_framework.views import APIView
 
 from evaluator.errors import SubmissionError
 from leaderboard import services
-from leaderboard.models import EvaluationRun, Submission
+from leaderboard.models import EvaluationRun, Hardware, Submission
 from leaderboard.throttles import UploadThrottle, rate_limited_message
 from leaderboard.uploads import kernel_set_read
+
+
+def signed_in(request: Request) -> User:
+    """The user of a request that `IsAuthenticated` let through."""
+    user = request.user
+    assert isinstance(user, User), "IsAuthenticated admits signed-in users only"
+    return user
 
 
 def _error(code: str, detail: str, http_status: int = status.HTTP_400_BAD_REQUEST) -> Response:
@@ -144,7 +152,7 @@ class SubmissionCreateApi(APIView):
                 files=files,
             )
             submission, created = services.submission_upload(
-                uploader=request.user,
+                uploader=signed_in(request),
                 kernel_set=upload.kernel_set,
                 archive_sha256=upload.sha256,
                 kind=serializer.validated_data["kind"],
@@ -166,7 +174,7 @@ class SubmissionCreateApi(APIView):
         ).data
         return Response(data, status=status.HTTP_202_ACCEPTED if created else status.HTTP_200_OK)
 
-    def throttled(self, request: Request, wait: float | None) -> None:
+    def throttled(self, request: Request, wait: float | None) -> NoReturn:
         kind = request.data.get("kind") or EvaluationRun.Kind.RANKED
         wait_s = wait or 60.0
         raise RateLimited(detail=rate_limited_message(kind=kind, wait_s=wait_s), wait=wait_s)
@@ -177,7 +185,9 @@ class EvaluationRunDetailApi(APIView):
 
     class OutputSerializer(serializers.ModelSerializer):
         submission = serializers.IntegerField(source="submission_id")
-        hardware = serializers.SlugRelatedField(slug_field="slug", read_only=True)
+        hardware: serializers.SlugRelatedField[Hardware] = serializers.SlugRelatedField(
+            slug_field="slug", read_only=True
+        )
         final = serializers.BooleanField(source="is_final")
         timing = TimingField()
 
@@ -273,7 +283,7 @@ class SubmissionPublishApi(APIView):
     def post(self, request: Request, submission_id: int) -> Response:
         submission = get_object_or_404(Submission.objects.visible_to(request.user), pk=submission_id)
         try:
-            services.submission_publish(submission=submission, user=request.user)
+            services.submission_publish(submission=submission, user=signed_in(request))
         except SubmissionError as exc:
             return _error(exc.code, exc.message)
         return Response(self.OutputSerializer(submission).data)

@@ -44,7 +44,7 @@ class UploadForm(forms.Form):
     upload: Upload | None = None
 
     def clean(self) -> dict[str, Any]:
-        data = super().clean()
+        data = super().clean() or {}
         try:
             self.upload = kernel_set_read(
                 archive=data.get("archive"), manifest=data.get("manifest"), files=data.get("kernels") or []

@@ -7,7 +7,7 @@ is never public), narrowed by the filters of leaderboard/filters.py; nothing her
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any, TypedDict
 
 from django.db.models import BooleanField, ExpressionWrapper, Prefetch, Q, QuerySet
 from django.db.models.fields.json import KeyTransform
@@ -21,17 +21,29 @@ from rest_framework.throttling import BaseThrottle
 from leaderboard import apis
 from leaderboard.filters import EvaluationRunFilter, FilterBackend, QueryResultFilter, SubmissionFilter
 from leaderboard.models import EvaluationRun, Hardware, Kernel, Query, QueryResult, Submission
+from leaderboard.models.runs import EvaluationRunQuerySet
+from leaderboard.models.submissions import SubmissionQuerySet
 from leaderboard.throttles import UploadThrottle
 
+if TYPE_CHECKING:
+    from django_stubs_ext import WithAnnotations
 
-def submissions_listed_to(user: Any) -> QuerySet[Submission]:
+
+class _ReportTiming(TypedDict):
+    """What `EvaluationRunListApi.get_queryset` annotates each run with."""
+
+    report_timing: Any
+    has_report: bool
+
+
+def submissions_listed_to(user: Any) -> SubmissionQuerySet:
     """The sets a list shows the user: those they may open (`visible_to`), less others' hidden sets,
     which are off every listing (their pages still say why)."""
     submissions = Submission.objects.visible_to(user)
     return submissions if user.is_staff else submissions.filter(Q(hidden=False) | Q(uploader_id=user.pk))
 
 
-def runs_listed_to(user: Any) -> QuerySet[EvaluationRun]:
+def runs_listed_to(user: Any) -> EvaluationRunQuerySet:
     """The runs a list shows the user: those they may open (`visible_to`) of the sets it lists."""
     return EvaluationRun.objects.visible_to(user).filter(submission__in=submissions_listed_to(user))
 
@@ -130,7 +142,8 @@ class SubmissionListApi(generics.ListAPIView):
         return submissions_listed_to(self.request.user).recent().prefetch_related(kernels)
 
 
-class SubmissionCollectionApi(SubmissionListApi, apis.SubmissionCreateApi):
+# Each base has its own OutputSerializer; the MRO gives GET the list's, and POST names its own.
+class SubmissionCollectionApi(SubmissionListApi, apis.SubmissionCreateApi):  # type: ignore[misc]
     """/api/submissions/: GET lists the sets (`SubmissionListApi`), POST uploads one (`SubmissionCreateApi`);
     only the upload needs a token and counts against the upload limits."""
 
@@ -147,7 +160,9 @@ class EvaluationRunListApi(generics.ListAPIView):
     class OutputSerializer(serializers.ModelSerializer):
         url = serializers.SerializerMethodField()
         submission = serializers.IntegerField(source="submission_id")
-        hardware = serializers.SlugRelatedField(slug_field="slug", read_only=True)
+        hardware: serializers.SlugRelatedField[Hardware] = serializers.SlugRelatedField(
+            slug_field="slug", read_only=True
+        )
         final = serializers.BooleanField(source="is_final")
         timing = apis.TimingField()
 
@@ -163,7 +178,7 @@ class EvaluationRunListApi(generics.ListAPIView):
         def get_url(self, run: EvaluationRun) -> str:
             return _absolute(self.context["request"], "api_run_detail", run.pk)
 
-        def to_representation(self, run: EvaluationRun) -> dict[str, Any]:
+        def to_representation(self, run: WithAnnotations[EvaluationRun, _ReportTiming]) -> dict[str, Any]:
             # Of its report, the row reads only the "timing" part (all `timing_label` and `timing_reason`
             # look at), fetched alone by `get_queryset`.
             run.report = {"timing": run.report_timing} if run.has_report else None
@@ -177,12 +192,12 @@ class EvaluationRunListApi(generics.ListAPIView):
         # The reports stay in the database (a page of 50 would carry 50 whole reports, ~100 KB each).
         return (
             runs_listed_to(self.request.user)
+            .newest_first()
             .defer("report")
             .annotate(
                 report_timing=KeyTransform("timing", "report"),
                 has_report=ExpressionWrapper(Q(report__isnull=False), output_field=BooleanField()),
             )
-            .newest_first()
         )
 
 

@@ -33,6 +33,11 @@ def evaluation_execute(run_id: int) -> str:
         print(PROCESS_SANDBOX_WARNING, flush=True)
     hardware = run.hardware
     job_timeout = settings.DKB_EVAL_TIMEOUT_S
+
+    def report_progress(event: evaluation.Progress) -> None:
+        # Whether the row took the update (evaluation_progress's bool) is nothing the harness acts on.
+        services.evaluation_progress(run=run, progress=asdict(event))
+
     try:
         with tempfile.TemporaryDirectory(prefix=f"dkb-run-{run.pk}-") as scratch:
             kernel_dir = Path(scratch) / "kernels"
@@ -54,7 +59,7 @@ def evaluation_execute(run_id: int) -> str:
                     ),
                 ),
                 backend=backend,
-                progress=lambda event: services.evaluation_progress(run=run, progress=asdict(event)),
+                progress=report_progress,
             )
     except EvaluatorError as exc:
         # Ours, not the submitter's: kept on the run for admins, retryable by a rerun.

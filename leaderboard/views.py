@@ -8,6 +8,7 @@ from urllib.parse import urlencode
 from django.conf import settings
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
+from django.contrib.auth.models import User
 from django.core.cache import cache
 from django.db.models import Prefetch
 from django.http import Http404, HttpRequest, HttpResponse
@@ -30,6 +31,12 @@ RANKING_CACHE_S = 600
 NEW_TOKEN_SESSION_KEY = "dkb:new-api-token"
 
 
+class AuthenticatedHttpRequest(HttpRequest):
+    """What a `login_required` view is given: a request whose user has signed in."""
+
+    user: User
+
+
 def site_context(request: HttpRequest) -> dict[str, Any]:
     return {"site_name": settings.SITE_NAME, "harness_version": evaluator.HARNESS_VERSION}
 
@@ -42,18 +49,20 @@ def cache_key(name: str, hardware: Hardware | None, scope: str | None) -> str:
 
 def _ranking(hardware: Hardware | None, scope: str | None) -> list[EvaluationRun]:
     key = cache_key("ranking", hardware, scope)
-    return cache.get_or_set(
+    runs = cache.get_or_set(
         key, lambda: list(EvaluationRun.objects.ranked(hardware=hardware, scope=scope)), RANKING_CACHE_S
     )
+    return runs or []
 
 
 def _unranked(hardware: Hardware | None, scope: str | None) -> list[EvaluationRun]:
     key = cache_key("unranked", hardware, scope)
-    return cache.get_or_set(
+    runs = cache.get_or_set(
         key,
         lambda: list(EvaluationRun.objects.unranked(hardware=hardware, scope=scope)[:20]),
         RANKING_CACHE_S,
     )
+    return runs or []
 
 
 def _ranking_filters(
@@ -218,7 +227,7 @@ def submission_detail(request: HttpRequest, submission_id: int) -> HttpResponse:
 
 @login_required
 @require_http_methods(["POST"])
-def submission_publish(request: HttpRequest, submission_id: int) -> HttpResponse:
+def submission_publish(request: AuthenticatedHttpRequest, submission_id: int) -> HttpResponse:
     submission = get_object_or_404(Submission.objects.visible_to(request.user), pk=submission_id)
     try:
         services.submission_publish(submission=submission, user=request.user)
@@ -329,7 +338,7 @@ def query_detail(request: HttpRequest, number: int) -> HttpResponse:
 
 @login_required
 @require_http_methods(["GET", "POST"])
-def upload(request: HttpRequest) -> HttpResponse:
+def upload(request: AuthenticatedHttpRequest) -> HttpResponse:
     form = UploadForm(request.POST or None, request.FILES or None)
     ranked = EvaluationRun.Kind.RANKED
     wait_s = throttles.upload_wait_s(user=request.user, kind=ranked) if request.method == "POST" else None
@@ -372,7 +381,7 @@ def upload(request: HttpRequest) -> HttpResponse:
 
 @login_required
 @require_http_methods(["POST"])
-def token_create(request: HttpRequest) -> HttpResponse:
+def token_create(request: AuthenticatedHttpRequest) -> HttpResponse:
     token = services.api_token_rotate(user=request.user)
     request.session[NEW_TOKEN_SESSION_KEY] = token.key
     messages.success(request, "A new API token was created; the old one no longer works.")
@@ -381,7 +390,7 @@ def token_create(request: HttpRequest) -> HttpResponse:
 
 @login_required
 @require_http_methods(["POST"])
-def token_revoke(request: HttpRequest) -> HttpResponse:
+def token_revoke(request: AuthenticatedHttpRequest) -> HttpResponse:
     if services.api_token_revoke(user=request.user):
         messages.success(request, "Your API token was revoked: it no longer works.")
     return redirect("upload")

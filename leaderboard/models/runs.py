@@ -210,6 +210,9 @@ class EvaluationRun(models.Model):
 
     objects = EvaluationRunQuerySet.as_manager()
 
+    # Not a column: set by the submission page on its queued runs (`ahead_of`).
+    queued_ahead: int
+
     class Meta:
         ordering = ["-created"]
         indexes = [models.Index(fields=["submission", "hardware", "status"])]

@@ -152,8 +152,8 @@ def set_of(folder: Path, owner: Any, *, since: datetime.datetime) -> Submission:
     runs queued (its results are the imported ones), uploaded `since`."""
     digest = folder_sha256(folder)
     existing = Submission.objects.filter(uploader=owner, archive_sha256=digest).order_by("created", "id")
-    if (existing := existing.first()) is not None:
-        return existing
+    if (first := existing.first()) is not None:
+        return first
     kernel_set: KernelSet = kernel_set_from_dir(folder)
     submission = services.submission_create(
         uploader=owner, kernel_set=kernel_set, archive_sha256=digest, enqueue=False, hardware=[]

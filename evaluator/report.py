@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import math
-from dataclasses import asdict, dataclass, field
+from dataclasses import MISSING, asdict, dataclass, field, fields
 from typing import Any
 
 SCHEMA_VERSION = 3
@@ -71,6 +71,11 @@ class QueryResult:
     def passed(self) -> bool:
         return self.status == Status.PASSED
 
+    @classmethod
+    def from_dict(cls, row: dict[str, Any]) -> QueryResult:
+        """One query of a stored report, of this schema or an older one (`Report.from_dict`)."""
+        return cls(**_known(cls, row))
+
 
 @dataclass
 class Report:
@@ -93,6 +98,22 @@ class Report:
     pass_rate: float = 0.0
     fast_1: float = 0.0
     fast_2: float = 0.0
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Report:
+        """A stored report (`to_dict`'s, of this schema or an older one: docs/report-schema.md) as
+        written, its scores not recomputed; keys it does not know are left out, missing ones empty."""
+        empty: dict[str, Any] = {
+            "harness_version": "",
+            "hardware": {},
+            "scale_factor": 0.0,
+            "language": "",
+            "scope": "",
+            "baseline": "",
+            "sandbox": {},
+        }
+        known = empty | _known(cls, data)
+        return cls(**known | {"queries": [QueryResult.from_dict(row) for row in data.get("queries") or []]})
 
     def aggregate(self) -> Report:
         """Fill the set-level scores the way the paper defines them (docs/evaluation.md)."""
@@ -154,3 +175,17 @@ def unstable_reason(result: QueryResult) -> str | None:
             error = stats["stderr_pct"]
             return f"the {name}'s median has a {error:.1f}% standard error, over {MAX_STDERR_PCT:g}%"
     return None
+
+
+def _known(cls: type, data: dict[str, Any]) -> dict[str, Any]:
+    """`data`'s values of `cls`'s fields (a dataclass); a null where the field's default is a value (a
+    list, 0, "") is left to that default."""
+    found = {}
+    for f in fields(cls):
+        if f.name not in data:
+            continue
+        defaulted = f.default is not MISSING or f.default_factory is not MISSING
+        if data[f.name] is None and defaulted and f.default is not None:
+            continue
+        found[f.name] = data[f.name]
+    return found

@@ -59,6 +59,7 @@ def run_environment(report: dict[str, Any] | None) -> list[tuple[str, str]]:
         ("PyTorch", hw.get("torch")),
         ("Triton", hw.get("triton")),
         ("Python", hw.get("python")),
+        ("DuckDB", hw.get("duckdb")),
         ("Harness", report.get("harness_version")),
         ("Report schema", report.get("schema_version")),
     ]

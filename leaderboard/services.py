@@ -25,6 +25,7 @@ from rest_framework.authtoken.models import Token
 import evaluator
 from evaluator.errors import SubmissionError
 from evaluator.kernelset import KernelSet
+from evaluator.report import Report
 from leaderboard import highlighting
 from leaderboard.models import (
     BaselineCalibration,
@@ -221,35 +222,36 @@ def evaluation_record(*, run: EvaluationRun, report: dict[str, Any]) -> Evaluati
     run = EvaluationRun.objects.select_for_update().select_related("hardware").get(id=run.pk)
     if run.is_final:
         raise ValueError(f"run {run.pk} is already {run.status}; a rerun is a new run")
+    parsed = Report.from_dict(report)  # the report's shape has one source: evaluator/report.py
     queries = {q.number: q for q in Query.objects.all()}
     results = []
-    for row in report.get("queries", []):
-        query = queries.get(row.get("query"))
+    for row in parsed.queries:
+        query = queries.get(row.query)
         if query is None:
-            log.warning("run %s: report has Q%s, which is not loaded; skipped", run.pk, row.get("query"))
+            log.warning("run %s: report has Q%s, which is not loaded; skipped", run.pk, row.query)
             continue
         results.append(
             QueryResult(
                 run=run,
                 query=query,
-                status=row["status"],
-                reason=(row.get("reason") or "")[:10000],
-                baseline_ms=row.get("baseline_ms"),
-                kernel_ms=row.get("kernel_ms"),
-                speedup=row.get("speedup"),
-                roofline_fraction=row.get("roofline_fraction"),
-                kernel_time_share=row.get("kernel_time_share"),
-                launches=row.get("launches"),
-                trials=row.get("trials") or 0,
-                stats=row.get("stats") or {},
+                status=row.status,
+                reason=row.reason[:10000],
+                baseline_ms=row.baseline_ms,
+                kernel_ms=row.kernel_ms,
+                speedup=row.speedup,
+                roofline_fraction=row.roofline_fraction,
+                kernel_time_share=row.kernel_time_share,
+                launches=row.launches,
+                trials=row.trials,
+                stats=row.stats,
             )
         )
     QueryResult.objects.bulk_create(results)
     run.report = report
-    run.harness_version = str(report.get("harness_version", ""))
-    run.sandbox_backend = str((report.get("sandbox") or {}).get("backend", run.sandbox_backend))
+    run.harness_version = parsed.harness_version
+    run.sandbox_backend = str(parsed.sandbox.get("backend", run.sandbox_backend))
     for field in ("overall_speedup", "geomean_speedup", "pass_rate", "fast_1", "fast_2"):
-        setattr(run, field, report.get(field))
+        setattr(run, field, getattr(parsed, field))
     run.timing_ranked = report_timing_ranked(report, hardware=run.hardware)
     run.status = EvaluationRun.Status.SUCCEEDED
     run.finished = timezone.now()

@@ -6,7 +6,6 @@ database never takes a test's runs (and a test's worker never takes the dev serv
 
 from __future__ import annotations
 
-import dataclasses
 import json
 import os
 
@@ -27,7 +26,6 @@ from rest_framework.test import APIClient
 
 from evaluator.kernelset import KernelSet, kernel_set_from_dir
 from evaluator.queries import QUERIES
-from evaluator.report import QueryResult as ReportQueryResult
 from evaluator.report import Report
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -154,16 +152,6 @@ def real_report() -> dict[str, Any]:
     return json.loads(REPORT_FIXTURE.read_text())
 
 
-def report_from_dict(data: dict[str, Any]) -> Report:
-    """A stored report back as the evaluator's dataclasses (the keys they do not name are dropped)."""
-    fields = {f.name for f in dataclasses.fields(Report)} - {"queries"}
-    result_fields = {f.name for f in dataclasses.fields(ReportQueryResult)}
-    queries = [
-        ReportQueryResult(**{k: v for k, v in q.items() if k in result_fields}) for q in data["queries"]
-    ]
-    return Report(**{k: v for k, v in data.items() if k in fields}, queries=queries)
-
-
 @pytest.fixture(name="real_report")
 def real_report_fixture() -> Callable[[], dict[str, Any]]:
     """`real_report()`: a fresh copy of the fixture report, to change and `rescore`."""
@@ -174,7 +162,7 @@ def real_report_fixture() -> Callable[[], dict[str, Any]]:
 def rescore() -> Callable[[dict[str, Any]], dict[str, Any]]:
     """`rescore(data)`: a changed report's set-level scores and timing verdict made again, as the harness
     makes them last (`Report.aggregate`)."""
-    return lambda data: report_from_dict(data).aggregate().to_dict()
+    return lambda data: Report.from_dict(data).aggregate().to_dict()
 
 
 def scaled_timing(stats: dict[str, Any], median_ms: float) -> dict[str, Any]:
@@ -235,7 +223,7 @@ def make_report() -> Callable[..., dict[str, Any]]:
             data["baseline"] = baseline
             if baseline in ("eager", "compiled"):
                 stats["baseline_mode"] = baseline
-        return report_from_dict(data).aggregate().to_dict()
+        return Report.from_dict(data).aggregate().to_dict()
 
     return make
 

@@ -15,6 +15,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from functools import partial
+from importlib.metadata import version
 from math import inf
 from pathlib import Path
 from typing import Any
@@ -197,7 +198,8 @@ def _evaluate(
     if usual is not None:
         for result in results:
             mark_slow_host(result, usual, options.timing.host_slack)
-    hardware = {"device": options.device.split(":")[0]} | hardware
+    # DuckDB answers on this side: its version is the harness's to say.
+    hardware = {"device": options.device.split(":")[0]} | hardware | {"duckdb": version("duckdb")}
     if split:
         hardware = hardware | {"cores": split.describe()}
     if gpu:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from importlib.metadata import version
 from pathlib import Path
 
 import pytest
@@ -47,6 +48,7 @@ def test_the_example_sets_pass_with_timings(example: str, make_set: Callable[...
     assert result.speedup == pytest.approx(result.baseline_ms / result.kernel_ms)
     assert result.stats["kernel"]["n"] >= 3
     assert report.pass_rate == 1.0 and report.hardware["device"] == "cpu"
+    assert report.hardware["duckdb"] == version("duckdb")  # the trusted side's, which computed the answers
     assert report.baseline == "recorded" and result.stats["baseline_mode"] == "eager"
     assert report.timing["ranked"] is False and report.timing["reason"] == "correctness only: timed on a CPU"
     # Profiled on the CPU: no device time, so no share, no launch count and no label.

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from importlib.metadata import version
 from pathlib import Path
 
 import pytest
@@ -30,6 +31,12 @@ def test_the_environment_of_a_real_h200_report() -> None:
     assert rows["Seed"] == "20261202"
     assert rows["Scale factor"] == "SF10 (also checked at SF1)"
     assert rows["Measured copy"] == "4203.2 GB/s"
+
+
+def test_the_duckdb_that_computed_the_answers_is_shown(real_report) -> None:
+    """Since harness 0.6.1 the trusted side records its DuckDB; the fixture is a report it wrote."""
+    rows = dict(run_environment(real_report()))
+    assert rows["DuckDB"] == version("duckdb")
 
 
 def test_the_sandbox_limits_as_the_launcher_describes_them() -> None:

@@ -3,6 +3,7 @@ the web form, publish the evaluated set, and find it on the home page."""
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import Any
 
@@ -11,6 +12,8 @@ import pytest
 from evaluator.queries import QUERIES
 from leaderboard.models import Submission
 from leaderboard.tasks import evaluation_execute
+
+SCREENSHOTS = Path(os.environ.get("DKB_SCREENSHOTS", Path(__file__).parent / "screenshots"))
 
 pytestmark = [
     pytest.mark.slow,
@@ -58,3 +61,28 @@ def test_an_uploader_uploads_through_the_form_publishes_the_set_and_finds_it_on_
     page.click("table.unranked >> text=DataKernelBench example")
     assert page.inner_text("table.results").count("passed") == 1
     assert page.locator(".kernel .highlight").count() == 2  # the kernel beside its TorchPlan
+    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+    page.screenshot(path=str(SCREENSHOTS / "flow-set.png"), full_page=True)
+
+    # The kernel's own page: its source, its verdict, its diff against the TorchPlan.
+    set_url = page.url
+    page.click("table.results >> a[href*='/kernels/6/']")
+    page.wait_for_url("**/kernels/6/**")
+    assert "passed" in page.inner_text("main") and "TorchPlan" in page.inner_text("main")
+    page.screenshot(path=str(SCREENSHOTS / "flow-kernel.png"), full_page=True)
+
+    # Compared with itself through the set page's form: the same status on both sides.
+    page.goto(set_url)
+    page.fill("form.compare-with input[name=b]", str(run.submission_id))
+    page.click("form.compare-with button")
+    page.wait_for_url("**/compare/**")
+    assert page.inner_text("main").count("passed") >= 2
+    page.screenshot(path=str(SCREENSHOTS / "flow-compare.png"), full_page=True)
+
+    # The run's results exported as CSV from the link on its page, read as a visitor would.
+    page.goto(set_url)
+    href = page.get_attribute("p.exports >> text=CSV", "href")
+    exported = page.request.get(f"{live_server.url}{href}")
+    assert exported.ok and "text/csv" in exported.headers["content-type"]
+    rows = exported.text().splitlines()
+    assert len(rows) >= 2 and any("passed" in row and ",6," in f",{row}," for row in rows[1:])

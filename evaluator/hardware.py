@@ -1,5 +1,6 @@
-"""What the evaluation ran on: recorded in every report; the GPUs' datasheet figures, the copy-bandwidth
-probe and the bandwidth floor, each defined here once (the harness, bench and taskpack use them)."""
+"""What the evaluation ran on: recorded in every report; the copy-bandwidth probe and the bandwidth floor,
+each defined here once (the harness, bench and taskpack use them), beside the GPUs' datasheet figures
+(evaluator/gpus.py's table, re-exported)."""
 
 from __future__ import annotations
 
@@ -11,16 +12,9 @@ from typing import Any
 
 import torch
 
-# Datasheet figures (SXM parts), matched by substring of the device name. `measured_copy_bandwidth_gbs`:
-# what `copy_bandwidth_gbs` read on one such machine (docs/benchmarks.md), where known.
-GPUS: dict[str, dict[str, Any]] = {
-    "H200": {"name": "NVIDIA H200 (SXM)", "memory_gb": 141, "peak_bandwidth_gbs": 4800.0, "sm_count": 132,
-             "l2_mb": 60, "compute_capability": "9.0", "measured_copy_bandwidth_gbs": 4227.0},
-    "H100": {"name": "NVIDIA H100 (SXM)", "memory_gb": 80, "peak_bandwidth_gbs": 3350.0, "sm_count": 132,
-             "l2_mb": 50, "compute_capability": "9.0"},
-    "A100": {"name": "NVIDIA A100 (SXM)", "memory_gb": 80, "peak_bandwidth_gbs": 2039.0, "sm_count": 108,
-             "l2_mb": 40, "compute_capability": "8.0"},
-}  # fmt: skip
+# The datasheet table lives in a torch-free module (the web process reads it); re-exported here.
+from evaluator.gpus import GPUS as GPUS
+from evaluator.gpus import peak_bandwidth_gbs
 
 
 def describe(device: torch.device) -> dict[str, Any]:
@@ -42,10 +36,6 @@ def describe(device: torch.device) -> dict[str, Any]:
     else:
         info |= {"name": cpu_name(), "peak_bandwidth_gbs": None, "note": "CPU: Triton interpreter timings"}
     return info
-
-
-def peak_bandwidth_gbs(name: str) -> float | None:
-    return next((gpu["peak_bandwidth_gbs"] for key, gpu in GPUS.items() if key in name), None)
 
 
 def floor_ms(nbytes: int, bandwidth_gbs: float) -> float:

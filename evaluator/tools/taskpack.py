@@ -14,7 +14,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from evaluator.hardware import GPUS
+from evaluator.gpus import GPUS
 from evaluator.queries import QUERIES, Query
 from evaluator.tpch.generate import connect
 from evaluator.tpch.load import read_meta

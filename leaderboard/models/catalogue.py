@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from django.db import models
 from django.db.models import Q
 from django.urls import reverse
+
+from evaluator import gpus
 
 
 class LanguageModel(models.Model):
@@ -94,6 +98,13 @@ class Hardware(models.Model):
 
     def __str__(self) -> str:
         return f"{self.name} (SF{self.scale_factor:g})"
+
+    def save(self, *args: Any, **kwargs: Any) -> None:
+        # One table of peaks: a GPU the evaluator's table lists takes its figure from there, whatever the
+        # caller passed; any other hardware keeps what it was given (a report's, or none).
+        if self.device == self.Device.CUDA and (peak := gpus.peak_bandwidth_gbs(self.name)) is not None:
+            self.peak_bandwidth_gbs = peak
+        super().save(*args, **kwargs)
 
     @property
     def is_cpu(self) -> bool:

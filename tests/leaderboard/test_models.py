@@ -3,8 +3,9 @@ from __future__ import annotations
 import pytest
 from django.db import IntegrityError, transaction
 
+from evaluator import gpus
 from leaderboard import services
-from leaderboard.models import EvaluationRun, Kernel, report_timing_ranked
+from leaderboard.models import EvaluationRun, Hardware, Kernel, report_timing_ranked
 
 pytestmark = pytest.mark.django_db
 
@@ -239,3 +240,14 @@ def test_the_migration_ranks_stored_runs_as_their_reports_say_and_old_gpu_report
         "stable gpu": True,
         "queued": False,
     }
+
+
+def test_a_gpu_the_evaluator_lists_takes_its_peak_from_the_evaluators_table() -> None:
+    listed = Hardware.objects.create(
+        slug="cuda-h100", name="NVIDIA H100 80GB HBM3", device="cuda", peak_bandwidth_gbs=1.0, queue="q"
+    )
+    unlisted = Hardware.objects.create(
+        slug="cuda-l4", name="NVIDIA L4", device="cuda", peak_bandwidth_gbs=300.0, queue="q"
+    )
+    assert listed.peak_bandwidth_gbs == gpus.GPUS["H100"]["peak_bandwidth_gbs"]
+    assert unlisted.peak_bandwidth_gbs == 300.0

@@ -65,7 +65,8 @@ def run_environment(report: dict[str, Any] | None) -> list[tuple[str, str]]:
     ]
     sandbox = report.get("sandbox") or {}
     if sandbox.get("backend"):
-        isolated = {True: " (isolated)", False: " (not isolated)"}.get(sandbox.get("isolated"), "")
+        flag = sandbox.get("isolated")
+        isolated = "" if flag is None else " (isolated)" if flag else " (not isolated)"
         rows.append(("Sandbox", sandbox["backend"] + isolated))
     rows.append(("Sandbox limits", _limits(sandbox.get("limits") or {})))
     scale = report.get("scale_factor")

@@ -13,7 +13,7 @@ from collections.abc import Callable
 from typing import Any
 
 from django.conf import settings
-from django.contrib.auth.base_user import AbstractBaseUser
+from django.contrib.auth.models import User
 from django.core.cache import cache
 from django.core.exceptions import PermissionDenied
 from django.db import IntegrityError, transaction
@@ -87,7 +87,7 @@ def language_model_get_or_create(*, name: str) -> LanguageModel:
 @transaction.atomic
 def submission_create(
     *,
-    uploader: AbstractBaseUser,
+    uploader: User,
     kernel_set: KernelSet,
     archive_sha256: str = "",
     enqueue: bool = True,
@@ -135,7 +135,7 @@ def submission_create(
 
 def submission_upload(
     *,
-    uploader: AbstractBaseUser,
+    uploader: User,
     kernel_set: KernelSet,
     archive_sha256: str,
     kind: str = EvaluationRun.Kind.RANKED,
@@ -318,7 +318,7 @@ def evaluation_reclaim_stale(*, now: datetime.datetime | None = None) -> int:
 
 
 @transaction.atomic
-def submission_publish(*, submission: Submission, user: AbstractBaseUser) -> Submission:
+def submission_publish(*, submission: Submission, user: User) -> Submission:
     """Make the uploader's set public: its page, its ranked runs' results, the rankings and charts.
 
     Only the uploader decides this, staff included (they moderate by hiding). Publishing twice keeps the
@@ -347,13 +347,13 @@ def submission_hide(*, submission: Submission, hidden: bool = True, reason: str 
 
 
 @transaction.atomic
-def api_token_rotate(*, user: AbstractBaseUser) -> Token:
+def api_token_rotate(*, user: User) -> Token:
     """Replace the user's API token with a new one; the old one stops working at once."""
     Token.objects.filter(user=user).delete()
     return Token.objects.create(user=user)
 
 
-def api_token_revoke(*, user: AbstractBaseUser) -> bool:
+def api_token_revoke(*, user: User) -> bool:
     """Delete the user's API token, which stops working at once; False when they had none."""
     deleted, _ = Token.objects.filter(user=user).delete()
     return bool(deleted)
@@ -393,7 +393,8 @@ def baseline_calibration_store(
     queries = {q.number: q for q in Query.objects.all()}
     stored = []
     for row in rows:
-        query = queries.get(row.get("query"))
+        number = row.get("query")
+        query = queries.get(number) if isinstance(number, int) else None
         if "error" in row or query is None:
             log.warning("calibration of Q%s on %s not stored: %s", row.get("query"), hardware.slug, row)
             continue

@@ -149,6 +149,7 @@ def _evaluate(
     usual: float | None = None
     run = set(options.queries if options.run_queries is None else options.run_queries)
     numbers = [number for number in options.queries if number in run]
+    following = dict(zip(numbers[:-1], numbers[1:], strict=True))  # the next query with a runner, per query
     ahead: dict[int, Prepared] = {}  # the next query, prepared and its runners started during this one
 
     def prepare(number: int, start_runners: bool) -> Prepared:
@@ -184,8 +185,7 @@ def _evaluate(
                 if progress is not None:
                     progress(Progress(done, len(numbers), number, "started"))
                 prepared = ahead.pop(number, None) or prepare(number, start_runners=False)
-                following = numbers[numbers.index(number) + 1 :][:1]
-                after_timing = partial(start_ahead, following[0]) if following else None
+                after_timing = partial(start_ahead, following[number]) if number in following else None
                 result, described = _run(prepared, options, launch, peak_gbs, after_timing)
                 results.append(result)
                 hardware = hardware or described

@@ -1,7 +1,8 @@
 """The client half of scripts/gpu/site.sh: upload kernel sets through the site's REST API as a user
 would, wait for their runs, read the results back (API and page) and write a summary.
 
-Standard library only (the GPU host has no network and nothing installed beyond torch). Everything it
+Standard library only, and the submit client's multipart body (the GPU host has no network and nothing
+installed beyond torch; site.sh puts the project on PYTHONPATH). Everything it
 learns lies in STATE (one JSON file per upload), so consecutive device calls continue where the last
 stopped; the summary is rebuilt from STATE every time.
 
@@ -21,10 +22,11 @@ import sys
 import time
 import urllib.error
 import urllib.request
-import uuid
 import zipfile
 from pathlib import Path
 from typing import Any
+
+from evaluator.tools.submit import multipart  # standard library only, like this script
 
 FINAL = ("succeeded", "failed")
 POLL_S = 2.0
@@ -73,23 +75,6 @@ def zipped(folder: Path, repeat: str = "") -> bytes:
             if path.name == "manifest.json" or re.fullmatch(r"q\d\d\.py", path.name):
                 archive.writestr(path.name, data)
     return buffer.getvalue()
-
-
-def multipart(fields: dict[str, str], files: dict[str, tuple[str, bytes]]) -> tuple[bytes, str]:
-    boundary = uuid.uuid4().hex
-    parts: list[bytes] = []
-    for name, value in fields.items():
-        parts.append(
-            f'--{boundary}\r\nContent-Disposition: form-data; name="{name}"\r\n\r\n{value}\r\n'.encode()
-        )
-    for name, (filename, data) in files.items():
-        head = (
-            f'--{boundary}\r\nContent-Disposition: form-data; name="{name}"; filename="{filename}"\r\n'
-            "Content-Type: application/octet-stream\r\n\r\n"
-        )
-        parts.append(head.encode() + data + b"\r\n")
-    parts.append(f"--{boundary}--\r\n".encode())
-    return b"".join(parts), f"multipart/form-data; boundary={boundary}"
 
 
 # --- state ----------------------------------------------------------------------------------------
@@ -332,9 +317,10 @@ def summary(state: Path, out: Path) -> str:
                         reason,
                     )
                 )
-                speeds[q["query"]] = q.get("speedup") if q["status"] == "passed" else None
+                passed = q["status"] == "passed"
                 paired = ((q.get("stats") or {}).get("kernel") or {}).get("paired_speedup")
-                speeds[f"paired {q['query']}"] = paired if q["status"] == "passed" else None
+                speeds[(q["query"], "")] = q.get("speedup") if passed else None
+                speeds[(q["query"], " paired")] = paired if passed else None
                 if "planted" in upload.get("folder", ""):
                     flaw = Path(upload["folder"]).name
                     caught = q["status"] != "passed" or bool(labels)
@@ -369,21 +355,20 @@ def summary(state: Path, out: Path) -> str:
             + " | max relative spread |"
         ]
         text += ["|---|" + "---|" * (len(runs) + 1)]
-        spreads: dict[str, list[float]] = {"speedup": [], "paired": []}
-        for key in sorted({n for r in runs for n in r}, key=lambda k: (isinstance(k, str), str(k).zfill(12))):
-            values = [r.get(key) for r in runs]
+        spreads: dict[str, list[float]] = {"": [], " paired": []}
+        for number, which in sorted({key for r in runs for key in r}):
+            values = [r.get((number, which)) for r in runs]
             known = [v for v in values if v]
             spread = (max(known) - min(known)) / statistics.median(known) if len(known) > 1 else None
             if spread is not None:
-                spreads["paired" if isinstance(key, str) else "speedup"].append(spread)
-            label = f"Q{key:02d}" if isinstance(key, int) else f"Q{int(key.split()[1]):02d} paired"
-            text.append(
-                f"| {label} | " + " | ".join(_fmt(v, ".3f") for v in values) + f" | {_fmt(spread, '.1%')} |"
-            )
-        for name, found in spreads.items():
+                spreads[which].append(spread)
+            cells = " | ".join(_fmt(v, ".3f") for v in values)
+            text.append(f"| Q{number:02d}{which} | {cells} | {_fmt(spread, '.1%')} |")
+        for which, found in spreads.items():
             largest = _fmt(max(found) if found else None, ".1%")
+            what = "paired speedup" if which else "speedup"
             text.append(
-                f"\nlargest relative spread of the {name}, (max − min) / median, over the queries: {largest}"
+                f"\nlargest relative spread of the {what}, (max − min) / median, over the queries: {largest}"
             )
     if planted:
         text += ["", "## Planted bugs (caught: any verdict but a clean pass)", ""]

@@ -1,0 +1,141 @@
+"""TPC-H Q17 in Triton (scope: full): one pass over lineitem into per-part quantity bins.
+
+SELECT sum(l_extendedprice) / 7.0 AS avg_yearly FROM lineitem, part
+WHERE p_partkey = l_partkey AND p_brand = :brand AND p_container = :container
+  AND l_quantity < (SELECT 0.2 * avg(l_quantity) FROM lineitem WHERE l_partkey = p_partkey)
+
+The correlated AVG needs every line of a part before any of its lines can be tested, which would
+take a second pass over lineitem. Quantities are whole numbers 1..50, though, so a part's lines can be
+kept in 50 bins by quantity (the sum of their prices): after the one pass, a part's count c and
+quantity sum S decide which bins pass (`q < 0.2 * S / c` is `5 * q * c < S`, exact in integers, as in
+the TorchPlan), and no line is read twice.
+
+1. `_q17_parts`: per part, a selected flag at its key (part keys are dense 1..P); a selected part's
+   packed count/quantity sum and its 50 price bins are zeroed (the others are never read).
+2. `_q17_lines`: one pass over lineitem (whole columns read); a selected line adds (1 << 32) + q to
+   its part's packed total and its price to the part's bin q (float64 atomics on ~1/1000 of the rows).
+3. `_q17_bins`: per part key, the bins that pass summed: one float64 partial per program.
+4. `_q17_total`: the partials summed, / 7; NaN when no line passed (SUM over no rows is NULL). Prices
+   are positive, so "a line passed" is "the sum is positive".
+
+Four launches, no host synchronization. The bins are (P + 1) x 50 float64 (800 MB at SF10, allocated
+but only touched for the ~1/1000 selected parts).
+"""
+
+import torch
+import triton
+import triton.language as tl
+
+BLOCK = 1024
+PROGRAMS = 264  # 2 per H200 multiprocessor; each program strides over TILES blocks of rows
+KEY_BLOCK = 128  # part keys per tile in _q17_bins (x 64 bin columns)
+BINS = 50  # l_quantity is a whole number 1..50
+COUNT_SHIFT = 32  # a selected line adds (1 << COUNT_SHIFT) + quantity: count and sum in one atomic
+
+
+@triton.jit
+def _q17_parts(
+    p_partkey, p_brand, p_container, flags, packed, bins, brand, container, n,
+    BLOCK: tl.constexpr, BINS: tl.constexpr, BIN_COLS: tl.constexpr,
+):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    inside = offs < n
+    key = tl.load(p_partkey + offs, mask=inside, other=0)
+    b = tl.load(p_brand + offs, mask=inside, other=-1)
+    c = tl.load(p_container + offs, mask=inside, other=-1)
+    sel = inside & (b == brand) & (c == container)
+    tl.store(flags + key, sel.to(tl.int8), mask=inside)
+    tl.store(packed + key, tl.zeros([BLOCK], dtype=tl.int64), mask=sel)
+    cols = tl.arange(0, BIN_COLS)
+    slot = key[:, None] * BINS + cols[None, :]
+    tl.store(bins + slot, tl.zeros([BLOCK, BIN_COLS], dtype=tl.float64), mask=sel[:, None] & (cols[None, :] < BINS))
+
+
+@triton.jit
+def _q17_lines(
+    l_partkey, l_quantity, l_extendedprice, flags, packed, bins, n,
+    TILES: tl.constexpr, BLOCK: tl.constexpr, BINS: tl.constexpr, COUNT_SHIFT: tl.constexpr,
+):
+    pid = tl.program_id(0)
+    # A constant trip count (one compile per table size): Triton's interpreter cannot loop to a
+    # run-time bound.
+    for tile in range(0, TILES):
+        offs = (pid + tile * tl.num_programs(0)) * BLOCK + tl.arange(0, BLOCK)
+        inside = offs < n
+        # Whole columns are read (mask `inside`): the harness's bandwidth floor counts all their bytes.
+        key = tl.load(l_partkey + offs, mask=inside, other=0)
+        q = tl.load(l_quantity + offs, mask=inside, other=0.0)
+        price = tl.load(l_extendedprice + offs, mask=inside, other=0.0)
+        # The flags are 1 byte per part (2 MB at SF10): the random gather stays in L2.
+        sel = inside & (tl.load(flags + key, mask=inside, other=0) != 0)
+        qi = q.to(tl.int64)
+        tl.atomic_add(packed + key, (1 << COUNT_SHIFT) + qi, mask=sel, sem="relaxed")
+        slot = key * BINS + tl.minimum(tl.maximum(qi - 1, 0), BINS - 1)
+        tl.atomic_add(bins + slot, price, mask=sel, sem="relaxed")
+
+
+@triton.jit
+def _q17_bins(
+    flags, packed, bins, partials, parts,
+    TILES: tl.constexpr, KEY_BLOCK: tl.constexpr, BINS: tl.constexpr, BIN_COLS: tl.constexpr,
+    COUNT_SHIFT: tl.constexpr,
+):
+    pid = tl.program_id(0)
+    cols = tl.arange(0, BIN_COLS)
+    quantity = (cols + 1).to(tl.int64)
+    acc = tl.zeros([KEY_BLOCK, BIN_COLS], dtype=tl.float64)
+    for tile in range(0, TILES):
+        offs = (pid + tile * tl.num_programs(0)) * KEY_BLOCK + tl.arange(0, KEY_BLOCK)
+        key = offs + 1  # keys 1..parts; slot 0 of flags is never written
+        inside = offs < parts
+        sel = inside & (tl.load(flags + key, mask=inside, other=0) != 0)
+        total = tl.load(packed + key, mask=sel, other=0)
+        count = total >> COUNT_SHIFT
+        qsum = total & ((1 << COUNT_SHIFT) - 1)
+        # 5 * q * count < qsum is q < 0.2 * avg(quantity), exact in integers.
+        keep = sel[:, None] & (cols[None, :] < BINS) & (5 * quantity[None, :] * count[:, None] < qsum[:, None])
+        slot = key.to(tl.int64)[:, None] * BINS + cols[None, :]
+        acc += tl.load(bins + slot, mask=keep, other=0.0)
+    tl.store(partials + pid, tl.sum(tl.sum(acc, axis=1), axis=0))
+
+
+@triton.jit
+def _q17_total(partials, out, programs, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    total = tl.sum(tl.load(partials + offs, mask=offs < programs, other=0.0), axis=0)
+    # Prices are positive: a zero sum means no line qualified, and SUM over no rows is NULL.
+    tl.store(out, tl.where(total > 0, total / 7.0, float("nan")))
+
+
+def run_query(tables, brand="Brand#23", container="MED BOX"):
+    lineitem, part = tables["lineitem"], tables["part"]
+    device = lineitem["l_partkey"].device
+    brands, containers = part.dictionary("p_brand"), part.dictionary("p_container")
+    # A value missing from the dictionary selects nothing: code -2 matches no row (-1 is the padding).
+    brand_code = brands.index(brand) if brand in brands else -2
+    container_code = containers.index(container) if container in containers else -2
+    parts = part["p_partkey"].numel()
+    bin_cols = triton.next_power_of_2(BINS)
+    flags = torch.empty(parts + 1, dtype=torch.int8, device=device)
+    packed = torch.empty(parts + 1, dtype=torch.int64, device=device)
+    bins = torch.empty((parts + 1) * BINS, dtype=torch.float64, device=device)
+    _q17_parts[(triton.cdiv(parts, BLOCK),)](
+        part["p_partkey"], part["p_brand"], part["p_container"], flags, packed, bins,
+        brand_code, container_code, parts, BLOCK=BLOCK, BINS=BINS, BIN_COLS=bin_cols,
+    )
+    n = lineitem["l_partkey"].numel()
+    programs = max(1, min(PROGRAMS, triton.cdiv(n, BLOCK)))
+    _q17_lines[(programs,)](
+        lineitem["l_partkey"], lineitem["l_quantity"], lineitem["l_extendedprice"], flags, packed, bins, n,
+        TILES=triton.cdiv(triton.cdiv(n, BLOCK), programs), BLOCK=BLOCK, BINS=BINS, COUNT_SHIFT=COUNT_SHIFT,
+    )
+    key_programs = max(1, min(PROGRAMS, triton.cdiv(parts, KEY_BLOCK)))
+    partials = torch.empty(key_programs, dtype=torch.float64, device=device)
+    _q17_bins[(key_programs,)](
+        flags, packed, bins, partials, parts,
+        TILES=triton.cdiv(triton.cdiv(parts, KEY_BLOCK), key_programs), KEY_BLOCK=KEY_BLOCK,
+        BINS=BINS, BIN_COLS=bin_cols, COUNT_SHIFT=COUNT_SHIFT,
+    )
+    out = torch.empty(1, dtype=torch.float64, device=device)
+    _q17_total[(1,)](partials, out, key_programs, BLOCK=triton.next_power_of_2(key_programs))
+    return {"avg_yearly": out}

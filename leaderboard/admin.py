@@ -234,6 +234,9 @@ class EvaluationRunAdmin(admin.ModelAdmin):
         "started",
         "finished",
         "attempts",
+        "worker",
+        "heartbeat",
+        "lost_attempts",
         "harness_version",
         "sandbox_backend",
         "overall_speedup",
@@ -265,8 +268,8 @@ class EvaluationRunAdmin(admin.ModelAdmin):
 
     @admin.action(description="Mark as failed (worker lost), so it can be rerun")
     def fail_stuck_runs(self, request: HttpRequest, queryset: QuerySet[EvaluationRun]) -> None:
-        # A worker killed mid-run (host reboot, OOM) leaves its run "running"; the sandbox's own timeout
-        # covers every other case.
+        # The reclaim queues a lost worker's run again by itself once its lease runs out (up to
+        # DKB_RUN_ATTEMPTS); this is for a run an admin knows is stuck and wants failed now.
         runs = list(queryset.exclude(status__in=EvaluationRun.Status.FINAL))
         for run in runs:
             services.evaluation_fail(

@@ -190,13 +190,18 @@ class EvaluationRunDetailApi(APIView):
         )
         final = serializers.BooleanField(source="is_final")
         timing = TimingField()
+        max_attempts = serializers.IntegerField(read_only=True)
+        lost_attempts = serializers.JSONField(
+            read_only=True, help_text="each attempt whose worker was lost: attempt, worker, reason, times"
+        )
 
         class Meta:
             model = EvaluationRun
             fields = [
                 "id", "submission", "hardware", "status", "final", "kind", "created", "started", "finished",
                 "progress", "harness_version", "sandbox_backend", "overall_speedup", "geomean_speedup",
-                "pass_rate", "fast_1", "fast_2", "timing", "error", "report",
+                "pass_rate", "fast_1", "fast_2", "timing", "error", "attempts", "max_attempts",
+                "lost_attempts", "report",
             ]  # fmt: skip
 
     @extend_schema(operation_id="run_retrieve", responses=OutputSerializer)

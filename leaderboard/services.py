@@ -203,25 +203,58 @@ def evaluation_rerun_top(*, hardware: Hardware, count: int) -> list[EvaluationRu
     ]
 
 
-def evaluation_claim(*, run_id: int, backend: str) -> EvaluationRun | None:
-    """Move a queued run to running; None when it is gone or another worker already has it."""
+class RunLeaseLost(Exception):
+    """The worker's attempt at a run is over: the run was reclaimed (queued again, or failed) meanwhile, so
+    what this worker found must not be stored."""
+
+
+def evaluation_claim(*, run_id: int, backend: str, worker: str = "") -> EvaluationRun | None:
+    """Move a queued run to running, as a new attempt leased to `worker` (its `attempts` is the attempt's
+    number); None when it is gone or another worker already has it."""
+    now = timezone.now()
     claimed = EvaluationRun.objects.filter(id=run_id, status=EvaluationRun.Status.QUEUED).update(
         status=EvaluationRun.Status.RUNNING,
-        started=timezone.now(),
+        started=now,
         sandbox_backend=backend,
         attempts=F("attempts") + 1,
+        worker=worker[:200],
+        heartbeat=now,
     )
     if not claimed:
         return None
     return EvaluationRun.objects.select_related("hardware", "submission").get(id=run_id)
 
 
+def evaluation_heartbeat(*, run: EvaluationRun, attempt: int) -> bool:
+    """Renew the worker's lease on its attempt at a run; False once that attempt is no longer running
+    (reclaimed as lost, failed by an admin, finished). A run this connection cannot see (deleted, or not
+    committed yet) counts as renewed: recording its report is what fails then."""
+    runs = EvaluationRun.objects.filter(id=run.pk)
+    renewed = runs.filter(status=EvaluationRun.Status.RUNNING, attempts=attempt).update(
+        heartbeat=timezone.now()
+    )
+    return bool(renewed) or not runs.exists()
+
+
 @transaction.atomic
-def evaluation_record(*, run: EvaluationRun, report: dict[str, Any]) -> EvaluationRun:
-    """Store a finished evaluation's report, its per-query results and the set-level scores."""
+def evaluation_record(
+    *, run: EvaluationRun, report: dict[str, Any], attempt: int | None = None
+) -> EvaluationRun:
+    """Store a finished evaluation's report, its per-query results and the set-level scores.
+
+    A worker passes its `attempt`: RunLeaseLost when that attempt no longer runs, so a worker thought lost
+    never stores over the attempt that replaced it.
+    """
     run = EvaluationRun.objects.select_for_update().select_related("hardware").get(id=run.pk)
+    lease_lost = RunLeaseLost(
+        f"run {run.pk}: attempt {attempt} is over (now {run.status}, attempt {run.attempts})"
+    )
+    if attempt is not None and run.attempts != attempt:
+        raise lease_lost
     if run.is_final:
         raise ValueError(f"run {run.pk} is already {run.status}; a rerun is a new run")
+    if attempt is not None and run.status != EvaluationRun.Status.RUNNING:
+        raise lease_lost  # queued again for its next attempt
     parsed = Report.from_dict(report)  # the report's shape has one source: evaluator/report.py
     queries = {q.number: q for q in Query.objects.all()}
     results = []
@@ -280,41 +313,96 @@ def evaluation_import(
     return run
 
 
-def evaluation_progress(*, run: EvaluationRun, progress: dict[str, Any]) -> bool:
-    """Keep where a running evaluation is; False once the run is no longer running.
+def evaluation_progress(*, run: EvaluationRun, progress: dict[str, Any], attempt: int | None = None) -> bool:
+    """Keep where a running evaluation is (renewing the lease of `attempt` when given); False once the run
+    (or that attempt) is no longer running.
 
     One UPDATE of the one column: the worker's copy of the row is never saved, so a status set meanwhile
     (an admin failing the run, the stale-run reclaim) stays.
     """
-    updated = EvaluationRun.objects.filter(id=run.pk, status=EvaluationRun.Status.RUNNING).update(
-        progress=progress
-    )
-    return bool(updated)
+    runs = EvaluationRun.objects.filter(id=run.pk, status=EvaluationRun.Status.RUNNING)
+    if attempt is None:
+        return bool(runs.update(progress=progress))
+    return bool(runs.filter(attempts=attempt).update(progress=progress, heartbeat=timezone.now()))
 
 
-def evaluation_fail(*, run: EvaluationRun, error: str, retryable: bool) -> EvaluationRun:
-    """Record that the evaluation itself could not be done (not that kernels failed: that is a result)."""
-    if not run.mark_failed(error=error[:20000], retryable=retryable):
-        log.warning("run %s had already finished; failure not recorded: %s", run.pk, error)
+def evaluation_fail(
+    *, run: EvaluationRun, error: str, retryable: bool, attempt: int | None = None
+) -> EvaluationRun:
+    """Record that the evaluation itself could not be done (not that kernels failed: that is a result).
+    A worker passes its `attempt`, which fails the run only while that attempt still runs."""
+    if not run.mark_failed(error=error[:20000], retryable=retryable, attempt=attempt):
+        log.warning("run %s had already finished or moved on; failure not recorded: %s", run.pk, error)
     return run
 
 
 def evaluation_reclaim_stale(*, now: datetime.datetime | None = None) -> int:
-    """Fail, retryably, every run still "running" long after any evaluation could have ended.
+    """Reclaim the runs whose worker is gone; returns how many were queued again or failed.
 
-    A worker killed mid-run (host reboot, OOM killer) leaves its run running: the report is recorded in
-    one transaction or not at all, so nothing half-stored remains, but the run must be freed for a rerun.
+    A worker killed mid-run (host reboot, OOM killer, a container stopped) leaves its run "running": the
+    report is recorded in one transaction or not at all, so nothing half-stored remains. Its lease tells a
+    dead worker from a slow one: a live worker renews it every quarter of DKB_WORKER_LEASE_S however long
+    a query takes (`leaderboard.leases`). A run whose lease ran out is queued again on its hardware while
+    it has had fewer than DKB_RUN_ATTEMPTS attempts, else failed (retryably: an admin may rerun it); each
+    lost attempt is kept in `lost_attempts`. A run still running past any evaluation's limit whose lease is
+    renewed (a worker stuck, not dead) or was never taken (a worker from before leases) is failed, never
+    queued again, since its worker may still hold it.
     """
+    now = now or timezone.now()
+    lease = datetime.timedelta(seconds=settings.DKB_WORKER_LEASE_S)
+    reclaimed = 0
+    for run in EvaluationRun.objects.lease_expired(renewed_before=now - lease).select_related("hardware"):
+        reclaimed += _reclaim_lost(run=run, now=now)
     limit = datetime.timedelta(seconds=settings.DKB_EVAL_TIMEOUT_S + RECLAIM_GRACE_S)
-    cutoff = (now or timezone.now()) - limit
-    runs = list(EvaluationRun.objects.stale(started_before=cutoff))
-    for run in runs:
-        evaluation_fail(
-            run=run,
-            error=f"worker lost: still running {limit} after it started; rerun it",
-            retryable=True,
-        )
-    return len(runs)
+    for run in EvaluationRun.objects.stale(started_before=now - limit):
+        if run.mark_failed(
+            error=f"worker lost: still running {limit} after it started; rerun it", retryable=True
+        ):
+            reclaimed += 1
+    return reclaimed
+
+
+@transaction.atomic
+def _reclaim_lost(*, run: EvaluationRun, now: datetime.datetime) -> int:
+    """Queue again (or fail, its attempts spent) a run whose worker's lease ran out; 0 when the worker
+    renewed it meanwhile or the run moved on."""
+    lost = {
+        "attempt": run.attempts,
+        "worker": run.worker,
+        "started": run.started.isoformat() if run.started else None,
+        "heartbeat": run.heartbeat.isoformat() if run.heartbeat else None,
+        "reclaimed": now.isoformat(),
+        "reason": (
+            f"worker {run.worker or '(unknown)'} lost: no lease renewal for "
+            f"{(now - run.heartbeat).total_seconds():.0f} s (lease {settings.DKB_WORKER_LEASE_S} s)"
+            if run.heartbeat
+            else "worker lost"
+        ),
+    }
+    # The same attempt with the same last renewal, still running: a worker that renewed meanwhile keeps it.
+    same = EvaluationRun.objects.filter(
+        id=run.pk, status=EvaluationRun.Status.RUNNING, attempts=run.attempts, heartbeat=run.heartbeat
+    )
+    history = [*run.lost_attempts, lost]
+    if run.attempts < settings.DKB_RUN_ATTEMPTS:
+        if not same.update(
+            status=EvaluationRun.Status.QUEUED, progress=None, heartbeat=None, lost_attempts=history
+        ):
+            return 0
+        log.warning("run %s: %s; queued again for attempt %s", run.pk, lost["reason"], run.attempts + 1)
+        transaction.on_commit(lambda: _send_to_worker(run))
+        return 1
+    error = (
+        f"worker lost on each of its {run.attempts} attempt(s), the most a run is given "
+        f"(DKB_RUN_ATTEMPTS={settings.DKB_RUN_ATTEMPTS}); last: {lost['reason']}. Not queued again: "
+        "an admin can rerun it"
+    )
+    updated = same.update(
+        status=EvaluationRun.Status.FAILED, finished=now, error=error, retryable=True, lost_attempts=history
+    )
+    if updated:
+        log.error("run %s: %s", run.pk, error)
+    return int(bool(updated))
 
 
 @transaction.atomic

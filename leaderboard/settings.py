@@ -264,6 +264,13 @@ except ValueError as exc:
     raise ImproperlyConfigured(f"DKB_CHECK_SCALE_FACTORS: {exc}") from None
 DKB_EVAL_TIMEOUT_S = env_int("DKB_EVAL_TIMEOUT_S", 1800, minimum=10)
 DKB_QUEUE = env_str("DKB_QUEUE", "dkb")
+# A worker renews its lease on the run it evaluates every quarter of DKB_WORKER_LEASE_S; a running run
+# whose lease is older than that has lost its worker (killed, its host gone) and is queued again, up to
+# DKB_RUN_ATTEMPTS attempts in all (leaderboard.services.evaluation_reclaim_stale, docs/deploy.md).
+DKB_WORKER_LEASE_S = env_int("DKB_WORKER_LEASE_S", 120, minimum=4)
+DKB_RUN_ATTEMPTS = env_int("DKB_RUN_ATTEMPTS", 2, minimum=1)
+# How often the workers' scheduler runs that reclaim (dkb_setup's schedule; django-q2 looks every 30 s).
+DKB_RECLAIM_EVERY_MIN = env_int("DKB_RECLAIM_EVERY_MIN", 10, minimum=1)
 # Per user and hour (staff exempt): ranked uploads take the GPU for minutes each; feedback runs are quicker
 # (only the set's own queries) and a repair loop sends many.
 DKB_UPLOADS_PER_HOUR = env_int("DKB_UPLOADS_PER_HOUR", 10, minimum=1)

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import logging
+import os
+import socket
 import tempfile
 from dataclasses import asdict
 from pathlib import Path
@@ -13,6 +15,7 @@ from evaluator import evaluation
 from evaluator.errors import EvaluatorError
 from evaluator.tpch.scales import check_scale_factors
 from leaderboard import services
+from leaderboard.leases import Lease
 from leaderboard.models import EvaluationRun, Hardware
 
 log = logging.getLogger(__name__)
@@ -26,17 +29,27 @@ PROCESS_SANDBOX_WARNING = (
 def evaluation_execute(run_id: int) -> str:
     """Evaluate one queued run in the sandbox and record its report; returns what happened, for the log."""
     backend = settings.DKB_SANDBOX
-    run = services.evaluation_claim(run_id=run_id, backend=backend)
+    worker = f"{socket.gethostname()}:{os.getpid()}"
+    run = services.evaluation_claim(run_id=run_id, backend=backend, worker=worker)
     if run is None:
         return f"run {run_id}: not queued (gone, or claimed by another worker)"
     if backend == "process":
         print(PROCESS_SANDBOX_WARNING, flush=True)
+    with Lease(run=run, attempt=run.attempts) as lease:
+        return _evaluate(run, backend, lease)
+
+
+def _evaluate(run: EvaluationRun, backend: str, lease: Lease) -> str:
+    run_id, attempt = run.pk, lease.attempt
     hardware = run.hardware
     job_timeout = settings.DKB_EVAL_TIMEOUT_S
 
     def report_progress(event: evaluation.Progress) -> None:
-        # Whether the row took the update (evaluation_progress's bool) is nothing the harness acts on.
-        services.evaluation_progress(run=run, progress=asdict(event))
+        # Between queries: an attempt reclaimed meanwhile stops here rather than evaluate on for nothing
+        # (a run failed meanwhile goes on: recording it is what fails then).
+        if lease.lost:
+            raise services.RunLeaseLost(f"run {run_id}: attempt {attempt} was reclaimed")
+        services.evaluation_progress(run=run, progress=asdict(event), attempt=attempt)
 
     try:
         with tempfile.TemporaryDirectory(prefix=f"dkb-run-{run.pk}-") as scratch:
@@ -61,25 +74,36 @@ def evaluation_execute(run_id: int) -> str:
                 backend=backend,
                 progress=report_progress,
             )
+    except services.RunLeaseLost as exc:
+        log.warning("%s; its evaluation stopped", exc)
+        return f"run {run_id}: attempt {attempt} reclaimed, not recorded"
     except EvaluatorError as exc:
         # Ours, not the submitter's: kept on the run for admins, retryable by a rerun.
         log.error("run %s: evaluation failed: %s", run.pk, exc)
-        services.evaluation_fail(run=run, error=f"{type(exc).__name__}: {exc}", retryable=True)
+        services.evaluation_fail(
+            run=run, error=f"{type(exc).__name__}: {exc}", retryable=True, attempt=attempt
+        )
         return f"run {run_id}: failed ({type(exc).__name__})"
     except Exception as exc:
         log.exception("run %s: unexpected error", run.pk)
         services.evaluation_fail(
-            run=run, error=f"internal error: {type(exc).__name__}: {exc}", retryable=True
+            run=run, error=f"internal error: {type(exc).__name__}: {exc}", retryable=True, attempt=attempt
         )
         raise
     try:
-        services.evaluation_record(run=run, report=report)
+        services.evaluation_record(run=run, report=report, attempt=attempt)
+    except services.RunLeaseLost as exc:
+        log.warning("%s; its report is not recorded", exc)
+        return f"run {run_id}: attempt {attempt} reclaimed, not recorded"
     except Exception as exc:
         # A report the database refuses must not leave the run "running" until the stale-run reclaim
-        # frees it half an hour later: the evaluation is ours to redo, so it fails retryably now.
+        # frees it: the evaluation is ours to redo, so it fails retryably now.
         log.exception("run %s: the report could not be recorded", run.pk)
         services.evaluation_fail(
-            run=run, error=f"report not recorded: {type(exc).__name__}: {exc}", retryable=True
+            run=run,
+            error=f"report not recorded: {type(exc).__name__}: {exc}",
+            retryable=True,
+            attempt=attempt,
         )
         raise
     return f"run {run_id}: succeeded"
@@ -93,5 +117,5 @@ def baseline_calibrate(hardware_id: int) -> str:
 
 
 def evaluation_reclaim() -> str:
-    """Scheduled every few minutes (dkb_setup): free runs whose worker died mid-evaluation."""
-    return f"{services.evaluation_reclaim_stale()} stale run(s) marked failed"
+    """Scheduled every minute (dkb_setup): queue again (or fail) the runs whose worker died mid-evaluation."""
+    return f"{services.evaluation_reclaim_stale()} run(s) of lost workers queued again or failed"

@@ -6,6 +6,7 @@ import datetime
 import enum
 from typing import Any
 
+from django.conf import settings
 from django.db import models
 from django.db.models import Avg, Count, Exists, ExpressionWrapper, F, OuterRef, Q, Subquery, Sum
 from django.db.models.fields.json import KT
@@ -132,8 +133,13 @@ class EvaluationRunQuerySet(models.QuerySet["EvaluationRun"]):
         ).count()
 
     def stale(self, *, started_before: datetime.datetime) -> EvaluationRunQuerySet:
-        """Runs still marked running that a worker started before `started_before`: their worker is gone."""
+        """Runs still marked running that a worker started before `started_before`: past any evaluation's
+        limit, whether or not their worker still renews its lease."""
         return self.filter(status=EvaluationRun.Status.RUNNING, started__lt=started_before)
+
+    def lease_expired(self, *, renewed_before: datetime.datetime) -> EvaluationRunQuerySet:
+        """Running runs whose worker last renewed its lease before `renewed_before`: that worker is gone."""
+        return self.filter(status=EvaluationRun.Status.RUNNING, heartbeat__lt=renewed_before)
 
     def newest_first(self) -> EvaluationRunQuerySet:
         """All runs, the latest first, with their hardware."""
@@ -191,6 +197,12 @@ class EvaluationRun(models.Model):
     started = models.DateTimeField(null=True, blank=True)
     finished = models.DateTimeField(null=True, blank=True)
     attempts = models.PositiveIntegerField(default=0)
+    # The lease of the worker evaluating the run: who ("host:pid") and when it last said it still works
+    # on it (`leaderboard.leases`). Attempts its worker was lost in, oldest first, as dicts: "attempt",
+    # "worker", "started", "heartbeat", "reclaimed", "reason" (`evaluation_reclaim_stale`).
+    worker = models.CharField(max_length=200, blank=True)
+    heartbeat = models.DateTimeField(null=True, blank=True)
+    lost_attempts = models.JSONField(default=list, blank=True)
     harness_version = models.CharField(max_length=40, blank=True)
     sandbox_backend = models.CharField(max_length=20, blank=True)
     report = models.JSONField(null=True, blank=True)
@@ -324,12 +336,19 @@ class EvaluationRun(models.Model):
             return (self.finished - self.started).total_seconds()
         return None
 
-    def mark_failed(self, *, error: str, retryable: bool) -> bool:
-        """Fail this run unless it already finished; False when it had."""
-        updated = (
-            EvaluationRun.objects.filter(id=self.pk)
-            .exclude(status__in=self.Status.FINAL)
-            .update(status=self.Status.FAILED, finished=timezone.now(), error=error, retryable=retryable)
+    @property
+    def max_attempts(self) -> int:
+        """How many times a run is evaluated at most when its worker is lost (DKB_RUN_ATTEMPTS)."""
+        return int(settings.DKB_RUN_ATTEMPTS)
+
+    def mark_failed(self, *, error: str, retryable: bool, attempt: int | None = None) -> bool:
+        """Fail this run unless it already finished (or, given `attempt`, unless that attempt no longer runs:
+        its worker lost the run, which is queued again or evaluated by another); False when it had."""
+        runs = EvaluationRun.objects.filter(id=self.pk)
+        if attempt is not None:
+            runs = runs.filter(attempts=attempt, status=self.Status.RUNNING)
+        updated = runs.exclude(status__in=self.Status.FINAL).update(
+            status=self.Status.FAILED, finished=timezone.now(), error=error, retryable=retryable
         )
         self.refresh_from_db()
         return bool(updated)

@@ -44,12 +44,15 @@ class Command(BaseCommand):
             user.set_unusable_password()
             user.save()
         self.stdout.write(f"user {DEMO_USER}: {'created' if created else 'exists'}")
-        # A worker killed mid-run leaves its run "running"; the workers free such runs for a rerun.
+        # A worker killed mid-run leaves its run "running"; the workers queue such runs again.
+        every = settings.DKB_RECLAIM_EVERY_MIN
         Schedule.objects.update_or_create(
             func=services.RECLAIM_TASK,
-            defaults={"name": "reclaim stale runs", "schedule_type": Schedule.MINUTES, "minutes": 10},
+            defaults={"name": "reclaim stale runs", "schedule_type": Schedule.MINUTES, "minutes": every},
         )
-        self.stdout.write("schedule: runs of lost workers are marked failed every 10 minutes")
+        self.stdout.write(
+            f"schedule: runs of lost workers are queued again (or failed) every {every} minute(s)"
+        )
 
     def _hardware(self) -> None:
         description = this_machine()

@@ -14,11 +14,12 @@ from django.template.loader import render_to_string
 from django.urls import reverse
 from django.utils.safestring import mark_safe
 
-from leaderboard import charts, highlighting, services, views
+from leaderboard import charts, highlighting, ranking, services, views
 from leaderboard.models import EvaluationRun, Hardware, Kernel, Query, QueryResult, Submission
 
 DIFF_CACHE_S = 24 * 3600
-# A wider matrix is no longer read as one: the best sets, and the hardware and scope tabs for the rest.
+# A wider matrix is no longer read as one: the best sets, and the hardware and scope tabs for the rest. They
+# come from the ranking's first page (ranking.PAGE_SIZE rows, 50 as well), which the home page caches too.
 MATRIX_COLUMNS = 50
 
 
@@ -64,9 +65,10 @@ def _cell(column: dict[str, Any], number: int, found: tuple[str, float | None] |
 def matrix_data(hardware: Hardware | None, scope: str | None) -> dict[str, Any]:
     """The matrix as plain data: the home page's best MATRIX_COLUMNS ranked sets (best first), then its
     unranked ones, as columns; each query a row. One query reads every cell."""
-    ranking = views._ranking(hardware, scope)
-    columns = [_column(run, ranked=True) for run in ranking[:MATRIX_COLUMNS]]
-    columns += [_column(run, ranked=False) for run in views._unranked(hardware, scope)]
+    # The home page's first page of the ranking (cached, shared with it) is the matrix's ranked columns.
+    page = ranking.cached_ranked_page(hardware=hardware, scope=scope)
+    columns = [_column(run, ranked=True) for run in page.runs[:MATRIX_COLUMNS]]
+    columns += [_column(run, ranked=False) for run in ranking.cached_unranked(hardware=hardware, scope=scope)]
     cells = QueryResult.objects.cells(run_ids=[c["run_id"] for c in columns])
     numbers = sorted({number for _, number in cells})
     queries = {q.number: q for q in Query.objects.filter(number__in=numbers)}
@@ -80,7 +82,12 @@ def matrix_data(hardware: Hardware | None, scope: str | None) -> dict[str, Any]:
         for n in numbers
         if n in queries
     ]
-    return {"columns": columns, "rows": rows, "ranked_total": len(ranking)}
+    return {
+        "columns": columns,
+        "rows": rows,
+        "ranked_total": page.total,
+        "shown": sum(c["ranked"] for c in columns),
+    }
 
 
 def _matrix_table(hardware: Hardware | None, scope: str | None) -> dict[str, Any]:
@@ -91,7 +98,7 @@ def _matrix_table(hardware: Hardware | None, scope: str | None) -> dict[str, Any
     if table is None:
         data = matrix_data(hardware, scope)
         html = render_to_string("leaderboard/matrix_table.html", data) if data["columns"] else ""
-        table = {"html": html, "ranked_total": data["ranked_total"]}
+        table = {"html": html, "ranked_total": data["ranked_total"], "shown": data["shown"]}
         cache.set(key, table, views.RANKING_CACHE_S)
     return table
 
@@ -103,7 +110,7 @@ def matrix(request: HttpRequest) -> HttpResponse:
     ctx = {
         "table": mark_safe(table["html"]),  # noqa: S308 (rendered, autoescaped, by matrix_table.html)
         "ranked_total": table["ranked_total"],
-        "shown": MATRIX_COLUMNS,
+        "shown": table["shown"],
         "hardware": hardware,
         "scope": scope,
         **views.filter_tabs(hardware_list, hardware, scope),

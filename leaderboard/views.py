@@ -22,12 +22,12 @@ from rest_framework.authtoken.models import Token
 import evaluator
 from evaluator.errors import SubmissionError
 from evaluator.harness import baselines
-from leaderboard import charts, services, throttles
+from leaderboard import charts, ranking, services, throttles
 from leaderboard.environment import run_environment
 from leaderboard.forms import UploadForm
 from leaderboard.models import BaselineCalibration, EvaluationRun, Hardware, Query, QueryResult, Submission
 
-RANKING_CACHE_S = 600
+RANKING_CACHE_S = ranking.CACHE_S
 NEW_TOKEN_SESSION_KEY = "dkb:new-api-token"
 
 
@@ -44,25 +44,7 @@ def site_context(request: HttpRequest) -> dict[str, Any]:
 def cache_key(name: str, hardware: Hardware | None, scope: str | None) -> str:
     """The key of something cached for a ranking's filters under the results generation: a new report or a
     hidden submission starts a fresh generation."""
-    return f"{name}:{services.cache_generation()}:{hardware.pk if hardware else 'all'}:{scope or 'all'}"
-
-
-def _ranking(hardware: Hardware | None, scope: str | None) -> list[EvaluationRun]:
-    key = cache_key("ranking", hardware, scope)
-    runs = cache.get_or_set(
-        key, lambda: list(EvaluationRun.objects.ranked(hardware=hardware, scope=scope)), RANKING_CACHE_S
-    )
-    return runs or []
-
-
-def _unranked(hardware: Hardware | None, scope: str | None) -> list[EvaluationRun]:
-    key = cache_key("unranked", hardware, scope)
-    runs = cache.get_or_set(
-        key,
-        lambda: list(EvaluationRun.objects.unranked(hardware=hardware, scope=scope)[:20]),
-        RANKING_CACHE_S,
-    )
-    return runs or []
+    return ranking.cache_key(name, hardware, scope)
 
 
 def _ranking_filters(
@@ -80,8 +62,13 @@ def _ranking_filters(
     return hardware, scope
 
 
-def _filter_query(hardware: Hardware | None, scope: str | None) -> str:
-    params = {"hardware": hardware.slug if hardware else None, "scope": scope}
+def _filter_query(hardware: Hardware | None, scope: str | None, page: int = 1) -> str:
+    """The query string of a ranking's filters (and its page, after the first)."""
+    params = {
+        "hardware": hardware.slug if hardware else None,
+        "scope": scope,
+        "page": page if page > 1 else None,
+    }
     return urlencode({k: v for k, v in params.items() if v})
 
 
@@ -100,29 +87,48 @@ def filter_tabs(
     }
 
 
-def _ranking_tables(hardware: Hardware | None, scope: str | None) -> dict[str, Any]:
-    """The home page's ranking and "Not ranked" tables rendered, and what the page says around them, cached
-    under the results generation: they are the same for every visitor (published sets only)."""
-    key = cache_key("ranking-tables", hardware, scope)
+def _ranking_tables(hardware: Hardware | None, scope: str | None, number: int) -> dict[str, Any]:
+    """A page of the home page's ranking and its "Not ranked" table rendered, and what the page says around
+    them, cached under the results generation: they are the same for every visitor (published sets only).
+    A page number past the last is a 404."""
+    key = ranking.cache_key("ranking-tables", hardware, scope, number)
     tables = cache.get(key)
     if tables is None:
-        ranking, unranked = _ranking(hardware, scope), _unranked(hardware, scope)
+        try:
+            page = ranking.cached_ranked_page(hardware=hardware, scope=scope, number=number)
+        except ranking.NoSuchPage:
+            raise Http404("no such page of the ranking") from None
+        unranked = ranking.cached_unranked(hardware=hardware, scope=scope)
+        ctx = {
+            "ranking": page.runs,
+            "page": page,
+            "previous_query": _filter_query(hardware, scope, page.number - 1) if page.has_previous else None,
+            "next_query": _filter_query(hardware, scope, page.number + 1) if page.has_next else None,
+        }
         tables = {
-            "ranking": render_to_string("leaderboard/ranking_table.html", {"ranking": ranking}),
-            "ranked": bool(ranking),
+            "ranking": render_to_string("leaderboard/ranking_table.html", ctx),
+            "ranked": bool(page.runs),
             "unranked": render_to_string("leaderboard/unranked_table.html", {"unranked": unranked})
             if unranked
             else "",
-            "has_cpu_rows": any(run.hardware.is_cpu for run in ranking),
+            "has_cpu_rows": any(run.hardware.is_cpu for run in page.runs),
         }
         cache.set(key, tables, RANKING_CACHE_S)
     return tables
 
 
+def _page_number(request: HttpRequest) -> int:
+    """The ranking's page from ?page=N (from 1); anything else is a 404."""
+    value = request.GET.get("page") or "1"
+    if not value.isdigit() or not 1 <= int(value) <= 10**6:
+        raise Http404("no such page of the ranking")
+    return int(value)
+
+
 def index(request: HttpRequest) -> HttpResponse:
     hardware_list = list(Hardware.objects.all())
     hardware, scope = _ranking_filters(request, hardware_list)
-    tables = _ranking_tables(hardware, scope)
+    tables = _ranking_tables(hardware, scope, _page_number(request))
     ctx = {
         # Rendered, and autoescaped, by ranking_table.html and unranked_table.html.
         "ranking_table": mark_safe(tables["ranking"]),  # noqa: S308
@@ -146,10 +152,7 @@ def ranking_chart(request: HttpRequest) -> HttpResponse:
     svg = cache.get(key)
     if svg is None:
         # The best ranked set of each model, as the paper's headline figure has it.
-        best: dict[int, EvaluationRun] = {}
-        for run in _ranking(hardware, scope):
-            best.setdefault(run.submission.language_model_id, run)
-        runs = list(best.values())[:15]
+        runs = ranking.best_per_model(hardware=hardware, scope=scope, limit=15)
         alone = EvaluationRun.objects.filter(pk__in=[run.pk for run in runs]).kernels_only_speedups()
         rows = [
             charts.Bar(

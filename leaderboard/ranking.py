@@ -1,0 +1,142 @@
+"""The rankings a page shows, read a page at a time: ranked in SQL, then only that page's rows loaded.
+
+`EvaluationRun.objects.ranked()` and `unranked()` state the rules (publication, feedback runs never ranked,
+each set's latest ranked run per hardware, hardware and scope filters); this module only decides how much
+of them a page reads. Loading every ranked run cost ~0.4 s at 1,000 sets on a cold cache (each row's
+report parsed by the database for two of its keys, and every row rendered); a page now costs one query
+for its ids and the total (ORDER BY ... LIMIT, with a window COUNT), and one for its rows' columns.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+from django.core.cache import cache
+from django.db.models import Count, Window
+
+from leaderboard import services
+from leaderboard.models import EvaluationRun, Hardware
+
+PAGE_SIZE = 50
+UNRANKED_SHOWN = 20
+CACHE_S = 600
+
+
+def cache_key(name: str, hardware: Hardware | None, scope: str | None, *parts: object) -> str:
+    """The key of something cached for a ranking's filters under the results generation: a new report or a
+    hidden submission starts a fresh generation."""
+    key = f"{name}:{services.cache_generation()}:{hardware.pk if hardware else 'all'}:{scope or 'all'}"
+    return ":".join([key, *map(str, parts)])
+
+
+@dataclass(frozen=True)
+class RankingPage:
+    """One page of a ranking: its runs in rank order, which page it is, and how many runs rank in all."""
+
+    runs: list[EvaluationRun]
+    number: int
+    total: int
+    size: int
+    first_rank: int = field(init=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "first_rank", (self.number - 1) * self.size + 1)
+
+    @property
+    def pages(self) -> int:
+        return max(1, math.ceil(self.total / self.size))
+
+    @property
+    def has_previous(self) -> bool:
+        return self.number > 1
+
+    @property
+    def has_next(self) -> bool:
+        return self.number < self.pages
+
+    @property
+    def last_rank(self) -> int:
+        return self.first_rank + len(self.runs) - 1
+
+
+class NoSuchPage(LookupError):
+    """A page number past the ranking's last page (page 1 always exists, empty or not)."""
+
+
+def _in_order(runs: list[EvaluationRun], ids: list[int]) -> list[EvaluationRun]:
+    by_id = {run.pk: run for run in runs}
+    return [by_id[pk] for pk in ids if pk in by_id]
+
+
+def ranked_page(
+    *, hardware: Hardware | None, scope: str | None, number: int = 1, size: int | None = None
+) -> RankingPage:
+    """The `number`th page (from 1) of `EvaluationRun.objects.ranked`, its rows as `ranked` reads them.
+
+    The ids come first, from the ranking's own ORDER BY (and the id, so that ties cannot move a run from
+    one page to the next) with LIMIT/OFFSET and the total as a window COUNT over the same rows; then the
+    page's runs with what the table shows (the report's baseline, the roofline mean, the flagged count),
+    computed for those rows only."""
+    size = size or PAGE_SIZE
+    if number < 1:
+        raise NoSuchPage(number)
+    ranked = EvaluationRun.objects.ranked(hardware=hardware, scope=scope)
+    offset = (number - 1) * size
+    rows = list(
+        ranked.order_by(*ranked.query.order_by, "id")
+        .annotate(ranked_total=Window(Count("*")))
+        .values_list("id", "ranked_total")[offset : offset + size]
+    )
+    if not rows:
+        if number > 1:
+            raise NoSuchPage(number)
+        return RankingPage(runs=[], number=1, total=0, size=size)
+    ids = [pk for pk, _ in rows]
+    runs = _in_order(list(ranked.filter(id__in=ids)), ids)
+    return RankingPage(runs=runs, number=number, total=rows[0][1], size=size)
+
+
+def unranked_runs(
+    *, hardware: Hardware | None, scope: str | None, limit: int = UNRANKED_SHOWN
+) -> list[EvaluationRun]:
+    """The first `limit` runs of `EvaluationRun.objects.unranked`: ids first, then only their rows."""
+    unranked = EvaluationRun.objects.unranked(hardware=hardware, scope=scope)
+    ids = list(unranked.order_by(*unranked.query.order_by, "id").values_list("id", flat=True)[:limit])
+    return _in_order(list(unranked.filter(id__in=ids)), ids) if ids else []
+
+
+def best_per_model(*, hardware: Hardware | None, scope: str | None, limit: int) -> list[EvaluationRun]:
+    """The best ranked run of each language model, best first, for the first `limit` models: the ranking
+    read as (id, model) pairs, then only the chosen runs' rows."""
+    ranked = EvaluationRun.objects.ranked(hardware=hardware, scope=scope)
+    best: dict[int, int] = {}
+    for pk, model_id in ranked.order_by(*ranked.query.order_by, "id").values_list(
+        "id", "submission__language_model_id"
+    ):
+        best.setdefault(model_id, pk)
+        if len(best) == limit:
+            break
+    ids = list(best.values())
+    return _in_order(list(ranked.filter(id__in=ids)), ids) if ids else []
+
+
+def cached_ranked_page(*, hardware: Hardware | None, scope: str | None, number: int = 1) -> RankingPage:
+    """`ranked_page` cached under the results generation (the same for every visitor: published sets
+    only); the home page and the matrix share page 1."""
+    key = cache_key("ranking-page", hardware, scope, number)
+    page = cache.get(key)
+    if page is None:
+        page = ranked_page(hardware=hardware, scope=scope, number=number)
+        cache.set(key, page, CACHE_S)
+    return page
+
+
+def cached_unranked(*, hardware: Hardware | None, scope: str | None) -> list[EvaluationRun]:
+    """`unranked_runs` cached under the results generation."""
+    key = cache_key("unranked", hardware, scope)
+    runs = cache.get(key)
+    if runs is None:
+        runs = unranked_runs(hardware=hardware, scope=scope)
+        cache.set(key, runs, CACHE_S)
+    return runs

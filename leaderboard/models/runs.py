@@ -227,7 +227,25 @@ class EvaluationRun(models.Model):
 
     class Meta:
         ordering = ["-created"]
-        indexes = [models.Index(fields=["submission", "hardware", "status"])]
+        indexes = [
+            # Covers the rankings (`latest_ranked`, `latest_unranked`, `ranked`'s order): the latest run per
+            # set and hardware, and the columns they sort by, are read from the index without touching the
+            # rows, which on SQLite means walking each ~100 KB report's overflow pages to reach the columns
+            # stored after it (a cold ranking at 1,000 sets: 26 ms of ids, 4 ms with it).
+            models.Index(
+                fields=[
+                    "submission",
+                    "hardware",
+                    "status",
+                    "kind",
+                    "timing_ranked",
+                    "finished",
+                    "overall_speedup",
+                    "pass_rate",
+                ],
+                name="run_ranking_idx",
+            )
+        ]
         constraints = [
             models.CheckConstraint(
                 condition=Q(status__in=["queued", "running", "succeeded", "failed"]), name="run_status_known"

@@ -69,32 +69,59 @@ def _in_order(runs: list[EvaluationRun], ids: list[int]) -> list[EvaluationRun]:
     return [by_id[pk] for pk in ids if pk in by_id]
 
 
-def ranked_page(
+def ranked_ids(
     *, hardware: Hardware | None, scope: str | None, number: int = 1, size: int | None = None
-) -> RankingPage:
-    """The `number`th page (from 1) of `EvaluationRun.objects.ranked`, its rows as `ranked` reads them.
-
-    The ids come first, from the ranking's own ORDER BY (and the id, so that ties cannot move a run from
-    one page to the next) with LIMIT/OFFSET and the total as a window COUNT over the same rows; then the
-    page's runs with what the table shows (the report's baseline, the roofline mean, the flagged count),
-    computed for those rows only."""
+) -> tuple[list[int], int]:
+    """The ids of the `number`th page (from 1) of `EvaluationRun.objects.ranked`, and how many runs rank in
+    all: the ranking's own ORDER BY (and the id, so that ties cannot move a run from one page to the next)
+    with LIMIT/OFFSET, the total a window COUNT over the same rows. One query, no report read; cached
+    under the results generation, since the home page and the matrix both start from it."""
     size = size or PAGE_SIZE
     if number < 1:
         raise NoSuchPage(number)
+    key = cache_key("ranked-ids", hardware, scope, number, size)
+    found = cache.get(key)
+    if found is None:
+        ranked = EvaluationRun.objects.ranked(hardware=hardware, scope=scope)
+        offset = (number - 1) * size
+        rows = list(
+            ranked.order_by(*ranked.query.order_by, "id")
+            .annotate(ranked_total=Window(Count("*")))
+            .values_list("id", "ranked_total")[offset : offset + size]
+        )
+        found = ([pk for pk, _ in rows], rows[0][1] if rows else 0)
+        cache.set(key, found, CACHE_S)
+    if not found[0] and number > 1:
+        raise NoSuchPage(number)
+    return found
+
+
+def ranked_page(
+    *, hardware: Hardware | None, scope: str | None, number: int = 1, size: int | None = None
+) -> RankingPage:
+    """The `number`th page (from 1) of `EvaluationRun.objects.ranked`, its rows as `ranked` reads them:
+    the page's ids first (`ranked_ids`), then its runs with what the table shows (the report's baseline,
+    the roofline mean, the flagged count), computed for those rows only."""
+    size = size or PAGE_SIZE
+    ids, total = ranked_ids(hardware=hardware, scope=scope, number=number, size=size)
     ranked = EvaluationRun.objects.ranked(hardware=hardware, scope=scope)
-    offset = (number - 1) * size
-    rows = list(
-        ranked.order_by(*ranked.query.order_by, "id")
-        .annotate(ranked_total=Window(Count("*")))
-        .values_list("id", "ranked_total")[offset : offset + size]
+    runs = _in_order(list(ranked.filter(id__in=ids)), ids) if ids else []
+    return RankingPage(runs=runs, number=number, total=total, size=size)
+
+
+def ranked_columns(
+    *, hardware: Hardware | None, scope: str | None, limit: int
+) -> tuple[list[EvaluationRun], int]:
+    """The first `limit` ranked runs (at most a page) with only the columns a matrix heading shows (no
+    roofline mean, flagged count or report), and how many runs rank in all."""
+    ids, total = ranked_ids(hardware=hardware, scope=scope)
+    ids = ids[:limit]
+    runs = (
+        EvaluationRun.objects.filter(id__in=ids)
+        .defer("report", "progress")
+        .select_related("submission__language_model", "hardware")
     )
-    if not rows:
-        if number > 1:
-            raise NoSuchPage(number)
-        return RankingPage(runs=[], number=1, total=0, size=size)
-    ids = [pk for pk, _ in rows]
-    runs = _in_order(list(ranked.filter(id__in=ids)), ids)
-    return RankingPage(runs=runs, number=number, total=rows[0][1], size=size)
+    return (_in_order(list(runs), ids) if ids else []), total
 
 
 def unranked_runs(

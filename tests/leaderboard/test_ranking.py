@@ -135,3 +135,35 @@ def test_the_matrix_counts_every_ranked_set_and_shows_the_first_page(
     html = page.content.decode()
     assert "of 5 ranked sets" in html
     assert "LLM 1" in html and "LLM 2" in html and "LLM 3" not in html
+
+
+@pytest.mark.parametrize(
+    ("found", "ranked", "html"),
+    [
+        (None, True, '<td class="cell none"><span class="muted small">–</span></td>'),
+        (("missing", None), True, '<td class="cell none"><span class="muted small">no kernel</span></td>'),
+        (
+            ("passed", 4.0),
+            True,
+            '<td class="cell faster" style="--heat: 0.66">'
+            '<a href="/submissions/7/kernels/6/?run=9">4.00×</a></td>',
+        ),
+        (
+            ("passed", 4.0),
+            False,
+            '<td class="cell"><a href="/submissions/7/kernels/6/?run=9">'
+            '<span class="badge passed">passed</span></a></td>',
+        ),
+        (
+            ("wrong_answer", None),
+            True,
+            '<td class="cell failed"><a href="/submissions/7/kernels/6/?run=9">'
+            '<span class="badge wrong_answer">wrong answer</span></a></td>',
+        ),
+    ],
+)
+def test_a_matrix_cell_is_built_as_the_template_wrote_it(found, ranked: bool, html: str) -> None:
+    from leaderboard import drilldown
+
+    column = {"kernels_url": "/submissions/7/kernels/", "run_id": 9, "ranked": ranked}
+    assert drilldown._cell(column, 6, found) == html

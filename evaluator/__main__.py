@@ -75,6 +75,13 @@ def _run_arguments(parser: argparse.ArgumentParser) -> None:
         help="how runners start: process (default: your own kernels, rlimits only), bubblewrap (the site's)",
     )
     parser.add_argument("--timeout", type=int, default=3600, help="wall-time limit of the evaluation, s")
+    parser.add_argument(
+        "--ahead",
+        choices=("trials", "tail"),
+        default="trials",
+        help="when the next query's runners start: trials (default), or tail (after the timed calls; "
+        "harness 0.6.1, kept for the A/B in docs/benchmarks.md)",
+    )
 
 
 def _baselines_arguments(parser: argparse.ArgumentParser) -> None:
@@ -165,6 +172,7 @@ def _run(args: argparse.Namespace) -> int:
         check_scale_factors=checks,
         seed=args.seed,
         baseline=args.baseline,
+        ahead=args.ahead,
     )
     with tqdm(desc=f"{args.kernel_set.name} SF{args.sf:g}", unit="query", file=sys.stderr) as bar:
         report = evaluate(job, backend=args.sandbox, progress=lambda p: _progress(bar, p))

@@ -46,6 +46,7 @@ class Job:
     # None: the calibration recorded in the data folder for this hardware (evaluator/harness/baselines.py).
     baselines: dict[int, dict[str, Any]] | None = None
     baseline: str = "recorded"  # or "eager", "compiled", "best" (probed per query: experiments only)
+    ahead: str = "trials"  # when the next query's runners start (evaluator/harness/core.py, Options)
 
 
 def evaluate(
@@ -82,6 +83,7 @@ def evaluate(
         run_queries=job.queries or tuple(sorted(kernel_set.kernels)),
         check_sf_folders=tuple(prepare(job.data_dir, sf, progress=False) for sf in job.check_scale_factors),
         compile_cache=cache if cache.is_dir() else None,
+        ahead=job.ahead,
     )
     report = evaluate_set(kernel_set, kernel_dir, options, started, progress).to_dict()
     report["sandbox"] = started.describe()

@@ -96,6 +96,11 @@ class Options:
     # baseline runner starts from a private copy of its query's folder, so its torch.compile is a cache
     # hit and nothing a runner writes reaches another.
     compile_cache: Path | None = None
+    # When the next query's runners start (evaluator/harness/session.py): "trials", once this query's
+    # runners have loaded what they run, on DuckDB's cores and with torch.compile's imports and the
+    # profiler's set-up done in their start; or "tail", once this query's timed calls are over (harness
+    # 0.6.1), with neither. docs/benchmarks.md has the A/B of the two on the H200.
+    ahead: str = "trials"
 
     def __post_init__(self) -> None:
         # Runners start in a temporary folder: a relative data path (var/data/sf10) would not resolve
@@ -152,7 +157,7 @@ def _evaluate(
     following = dict(zip(numbers[:-1], numbers[1:], strict=True))  # the next query with a runner, per query
     ahead: dict[int, Prepared] = {}  # the next query, prepared and its runners started during this one
 
-    def prepare(number: int, start_runners: bool) -> Prepared:
+    def prepare(number: int, start_runners: bool, warm: bool = False) -> Prepared:
         nonlocal usual
         query = QUERIES[number]
         if split:
@@ -162,15 +167,16 @@ def _evaluate(
             Path(kernel_dir).resolve() / f"{query.slug}.py" if number in kernel_set.kernels else None
         )
         query_options = replace(options, timing=replace(options.timing, host_usual_s=usual))
-        return _prepare(
-            query, kernel_path, manifest, query_options, seed, launch, split, start_runners=start_runners
-        )
+        return _prepare(query, kernel_path, manifest, query_options, seed, launch, split, start_runners, warm)
 
     def start_ahead(number: int) -> None:
-        """Called once the previous query's timed calls are over: `number`'s draws, answers and runners
-        get going."""
+        """Called during the previous query's session: `number`'s draws, answers and runners get going.
+        Started before that query's timed calls, the runners start on DuckDB's cores, away from the
+        harness's and the timed runners' (evaluator/harness/cores.py), and they inherit them."""
+        early = options.ahead == "trials"
         try:
-            ahead[number] = prepare(number, start_runners=True)
+            with cores.pinned(split.answers if split and early else None):
+                ahead[number] = prepare(number, start_runners=True, warm=early)
         except Exception:  # prepared again in its turn, where the error is its own query's
             pass
 
@@ -185,8 +191,8 @@ def _evaluate(
                 if progress is not None:
                     progress(Progress(done, len(numbers), number, "started"))
                 prepared = ahead.pop(number, None) or prepare(number, start_runners=False)
-                after_timing = partial(start_ahead, following[number]) if number in following else None
-                result, described = _run(prepared, options, launch, peak_gbs, after_timing)
+                start_next = partial(start_ahead, following[number]) if number in following else None
+                result, described = _run(prepared, options, launch, peak_gbs, start_next)
                 results.append(result)
                 hardware = hardware or described
                 done += 1
@@ -265,8 +271,10 @@ def _prepare(
     launch: Launcher,
     split: cores.Split | None,
     start_runners: bool = False,
+    warm: bool = False,
 ) -> Prepared:
-    """Admission, the draws, DuckDB's answers set going and, with `start_runners`, the runners."""
+    """Admission, the draws, DuckDB's answers set going and, with `start_runners`, the runners (`warm`:
+    see `open_runners`)."""
     started = time.perf_counter()
     result = QueryResult(query=query.number, status=Status.MISSING)
     source = kernel_path.read_text() if kernel_path else ""
@@ -307,7 +315,7 @@ def _prepare(
     prepared = Prepared(query, result, source, kernel, sides, answers, 0.0)
     if start_runners:
         try:
-            prepared.runners = open_runners(sides, kernel, launch)
+            prepared.runners = open_runners(sides, kernel, launch, warm)
         except BaseException:
             prepared.close()
             raise
@@ -320,13 +328,15 @@ def _run(
     options: Options,
     launch: Launcher,
     peak_gbs: float | None,
-    after_timing: Callable[[], None] | None = None,
+    start_next: Callable[[], None] | None = None,
 ) -> tuple[QueryResult, dict[str, Any]]:
     """The query's session, and its result from what the session found."""
     started = time.perf_counter()
     query, result, answers = prepared.query, prepared.result, prepared.answers
     try:
-        found = run_session(prepared.sides, prepared.kernel, answers, launch, prepared.runners, after_timing)
+        found = run_session(
+            prepared.sides, prepared.kernel, answers, launch, prepared.runners, start_next, options.ahead
+        )
     except (RunnerFailed, CallFailed) as exc:  # only the baseline's runner's failures come out
         raise EvaluatorError(f"Q{query.number}: the baseline's runner failed: {exc}") from exc
     finally:

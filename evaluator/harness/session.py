@@ -97,20 +97,27 @@ class Runners:
     failure: RunnerFailed | None = None
 
 
-def open_runners(sides: Sides, kernel: tuple[Path, str] | None, launch: Launcher) -> Runners:
+def open_runners(
+    sides: Sides, kernel: tuple[Path, str] | None, launch: Launcher, warm: bool = False
+) -> Runners:
     """Spawn the query's runners and send each `start`: importing torch and opening the device take
-    seconds, which the harness spends on the previous query's last phases (evaluator/harness/core.py).
-    The caller closes `stack` when the session does not take them."""
+    seconds, which the harness spends during the previous query (evaluator/harness/core.py). `warm`, on
+    a GPU: the start also imports what torch.compile needs (the compiled baseline's) and sets the
+    profiler up, which would otherwise be this query's own time. The caller closes `stack` when the
+    session does not take them."""
     stack = ExitStack()
     try:
         baseline = stack.enter_context(_runner(Launcher(), sides, None))
         candidate = stack.enter_context(_runner(launch, sides, kernel)) if kernel else None
         start = {"op": "start", "device": sides.device, "query": sides.query.number}
-        baseline.send(start, sides.query_timeout_s)
+        warm = warm and sides.device.startswith("cuda")
+        profiler = {"profiler": True} if warm else {}
+        compiles = {"compile": True} if warm and sides.baseline_mode != "eager" else {}
+        baseline.send(start | profiler | compiles, sides.query_timeout_s)
         failure = None
         if candidate:
             try:
-                candidate.send(start, sides.query_timeout_s)
+                candidate.send(start | profiler, sides.query_timeout_s)
             except RunnerFailed as exc:
                 failure, candidate = exc, None
     except BaseException:
@@ -125,11 +132,13 @@ def run_session(
     answers: Answers | None,
     launch: Launcher,
     runners: Runners | None = None,
-    after_timing: Callable[[], None] | None = None,
+    ahead: Callable[[], None] | None = None,
+    ahead_at: str = "trials",
 ) -> Outcome:
     """Evaluate one query: `kernel` is (file, scope) or None (the baseline alone). `runners`: started
-    ahead by `open_runners` (the session stops them), else started here. `after_timing` is called once
-    the timed calls are over and judged: the harness starts the next query's runners there."""
+    ahead by `open_runners` (the session stops them), else started here. `ahead` starts the next
+    query's runners: called once this query's runners have loaded what they run (`ahead_at`
+    "trials"), or once the timed calls are over and judged ("tail")."""
     outcome = Outcome(status=Status.PASSED if kernel else Status.MISSING)
     wall: dict[str, float] = {}
     phase = _timer(wall)
@@ -138,6 +147,9 @@ def run_session(
         baseline = runners.baseline
         with phase("start"):
             candidate = _start(runners, sides, kernel, outcome)
+        if ahead is not None and ahead_at == "trials":
+            with phase("ahead"):
+                ahead()
         if (
             answers is not None
         ):  # the trials DuckDB chose while the runners started (evaluator/harness/trials.py)
@@ -157,9 +169,9 @@ def run_session(
         launch.check()
         with phase("judge"):
             _judge_timed(candidate, checks, sides, answers, outcome)
-        if after_timing is not None:
+        if ahead is not None and ahead_at == "tail":
             with phase("ahead"):
-                after_timing()
+                ahead()
         if candidate and outcome.status == Status.PASSED and sides.fresh:
             with phase("fresh"):
                 candidate = _fresh(baseline, candidate, sides, answers, outcome)

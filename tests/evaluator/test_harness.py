@@ -64,13 +64,19 @@ def test_the_example_sets_pass_with_timings(example: str, make_set: Callable[...
     assert result.stats["kernel"]["calls"] == 1
 
 
-def test_the_next_querys_runners_start_while_the_previous_query_ends(make_set, sf001: Path) -> None:
-    report = run(make_set("triton-q06-full"), sf001, queries=(1, 6))
+@pytest.mark.parametrize(("ahead", "before"), [("trials", "timing"), ("tail", "profile")])
+def test_the_next_querys_runners_start_during_the_previous_query(
+    ahead: str, before: str, make_set, sf001: Path
+) -> None:
+    report = run(make_set("triton-q06-full"), sf001, queries=(1, 6), ahead=ahead)
     first, second = report.queries
     assert second.status == Status.PASSED, second.reason
-    # Q6's runners were spawned and told to start during Q1's session, after Q1's timed calls.
+    # Q6's runners were spawned and told to start during Q1's session: once Q1's runners had loaded
+    # ("trials"), or once Q1's timed calls were over ("tail"). The phases are in the order they ran.
     assert first.stats["started_ahead"] is False and second.stats["started_ahead"] is True
     assert first.stats["wall_s"]["ahead"] > 0 and "ahead" not in second.stats["wall_s"]
+    phases = list(first.stats["wall_s"])
+    assert phases.index("start") < phases.index("ahead") < phases.index(before)
     # Each command's wait, from the harness's side: Q6's kernel runner answered its start and its import.
     waited = second.stats["waited_s"]
     assert {"start", "load", "trial", "batch", "profile"} <= set(waited["kernel"])

@@ -2,6 +2,7 @@
 
     .venv/bin/python scripts/bench_site.py                    # 100 then 1,000 sets, SQLite in a temp dir
     .venv/bin/python scripts/bench_site.py --sets 100 --keep /tmp/dkb-100 --build-only   # a database to serve
+    .venv/bin/python scripts/bench_site.py --sets 100 --reuse --server http://127.0.0.1:8765  # via gunicorn
 
 It builds a throwaway database (SQLite under a temporary DKB_VAR_DIR, with the file cache `make run` uses;
 or the PostgreSQL database and Redis cache that DATABASE_URL and REDIS_URL name, which must hold no sets)
@@ -14,7 +15,8 @@ report). Every tenth set also has a CPU run (correctness only) and one in twenty
 Then it times, in this process through Django's test Client (the whole middleware stack, the view, the
 template, the database and the cache; no network and no WSGI server), the home page, the matrix, a query
 page and the best set's page: cold (the first request after the cache is cleared, as after a new result
-lands) and warm (the same request again). It prints one table per N; --json writes the figures.
+lands) and warm (the same request again). With --server, the same requests go over HTTP to a running
+server (gunicorn) that serves this database and cache. It prints one table per N; --json writes the figures.
 """
 
 from __future__ import annotations
@@ -237,6 +239,24 @@ def build(total: int, *, seed: int) -> None:
     services.results_changed()
 
 
+class _HttpClient:
+    """GET over HTTP from a running server (gunicorn), the body read whole, as the test Client answers."""
+
+    def __init__(self, base: str) -> None:
+        self.base = base.rstrip("/")
+
+    def get(self, url: str) -> Any:
+        import urllib.error
+        import urllib.request
+        from types import SimpleNamespace
+
+        try:
+            with urllib.request.urlopen(self.base + url) as response:  # noqa: S310 (a loopback URL we were given)
+                return SimpleNamespace(status_code=response.status, content=response.read())
+        except urllib.error.HTTPError as exc:
+            return SimpleNamespace(status_code=exc.code, content=b"")
+
+
 def _time(client: Any, url: str) -> tuple[float, int]:
     start = time.perf_counter()
     response = client.get(url)
@@ -246,8 +266,10 @@ def _time(client: Any, url: str) -> tuple[float, int]:
     return elapsed * 1000, len(response.content)
 
 
-def measure(*, cold: int, warm: int) -> dict[str, dict[str, float]]:
-    """Per page: the median cold and warm server time (ms), the warm p95 and the page's size (KB)."""
+def measure(*, cold: int, warm: int, server: str | None = None) -> dict[str, dict[str, float]]:
+    """Per page: the median cold and warm server time (ms), the warm p95 and the page's size (KB). With
+    `server`, through HTTP from that server (which must share this database and cache: cold is after this
+    process clears the cache); otherwise in this process with Django's test Client."""
     from django.core.cache import cache
     from django.test import Client
 
@@ -255,10 +277,13 @@ def measure(*, cold: int, warm: int) -> dict[str, dict[str, float]]:
 
     best = EvaluationRun.objects.ranked().values_list("submission_id", flat=True).first()
     urls = dict(zip(PAGES, ("/", "/matrix/", "/queries/6/", f"/submissions/{best}/"), strict=True))
-    client = Client(HTTP_HOST="127.0.0.1")
+    client = _HttpClient(server) if server else Client(HTTP_HOST="127.0.0.1")
     figures = {}
     for page, url in urls.items():
-        _time(client, url)  # this process's first: templates compiled, the queries' SQL highlighted
+        # This process's first (each gunicorn worker's, through a server): templates compiled, the queries'
+        # SQL highlighted.
+        for _ in range(4 if server else 1):
+            _time(client, url)
         cold_ms = []
         for _ in range(cold):
             cache.clear()
@@ -289,6 +314,16 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--build-only", action="store_true", help="build the database, time nothing")
     parser.add_argument("--json", type=Path, help="also write the figures here")
+    parser.add_argument(
+        "--reuse",
+        action="store_true",
+        help="measure a database this script built before (DATABASE_URL's or --keep's), growing it if asked",
+    )
+    parser.add_argument(
+        "--server",
+        help="time the pages through this running server (e.g. gunicorn on http://127.0.0.1:8765, serving "
+        "the same database and cache) instead of in this process",
+    )
     args = parser.parse_args(argv)
     postgres = bool(os.environ.get("DATABASE_URL"))
     with tempfile.TemporaryDirectory(prefix="dkb-bench-") as tmp:
@@ -305,7 +340,7 @@ def main(argv: list[str] | None = None) -> int:
         backend = settings.CACHES["default"]["BACKEND"].rsplit(".", 1)[1]
         print(f"database: {connection.vendor}; cache: {backend}")
         call_command("migrate", verbosity=0)
-        if postgres and Submission.objects.exists():
+        if postgres and not args.reuse and Submission.objects.exists():
             raise SystemExit("DATABASE_URL's database already holds sets: give the benchmark an empty one")
         table: dict[int, dict[str, dict[str, float]]] = {}
         for total in sorted(args.sets):
@@ -314,9 +349,10 @@ def main(argv: list[str] | None = None) -> int:
             print(f"built {total} published sets in {time.perf_counter() - started:.0f} s", flush=True)
             if args.build_only:
                 continue
-            table[total] = figures = measure(cold=args.cold, warm=args.warm)
+            table[total] = figures = measure(cold=args.cold, warm=args.warm, server=args.server)
             load = ", ".join(f"{x:.2f}" for x in os.getloadavg())
-            print(f"\n{total} published sets x 22 results: server time, ms (Django test Client; load {load})")
+            how = f"HTTP from {args.server}" if args.server else "Django test Client"
+            print(f"\n{total} published sets x 22 results: server time, ms ({how}; load {load})")
             print("| page | cold (median) | warm (median) | warm p95 | KB |")
             print("|---|---|---|---|---|")
             for page, row in figures.items():

@@ -33,7 +33,7 @@ BINS = 50  # l_quantity is a whole number 1..50
 COUNT_SHIFT = 32  # a selected line adds (1 << COUNT_SHIFT) + quantity: count and sum in one atomic
 
 
-@triton.jit
+@triton.jit(do_not_specialize=["brand", "container"])  # parameters: no compile per value
 def _q17_parts(
     p_partkey, p_brand, p_container, flags, packed, bins, brand, container, n,
     BLOCK: tl.constexpr, BINS: tl.constexpr, BIN_COLS: tl.constexpr,

@@ -108,6 +108,23 @@ freeze() {  # the worker and gunicorn run from $VAR/code: a copy of the tree, ma
   log "serving from a copy of the tree in $VAR/code"
 }
 
+sample_memory() {  # sample_memory PID: every 2 s while the worker lives, the largest resident set of
+  # its own processes (the django-q2 cluster and the harness in it; issue 14 asks under 1 GB) and the
+  # sum over its process group (with the runners, which hold the tables), to $VAR/logs/memory.log
+  local pid=$1 worker group
+  while [ -d "/proc/$pid" ]; do
+    worker=0 group=0
+    for p in $(pgrep -g "$pid" 2>/dev/null); do
+      local kb; kb=$(awk '/^VmRSS/ {print $2}' "/proc/$p/status" 2>/dev/null) || continue
+      [ -n "$kb" ] || continue
+      group=$((group + kb))
+      grep -qa qcluster "/proc/$p/cmdline" 2>/dev/null && [ "$kb" -gt "$worker" ] && worker=$kb
+    done
+    echo "$(date +%T) worker_max_rss_mb $((worker / 1024)) group_rss_mb $((group / 1024))" >> "$VAR/logs/memory.log"
+    sleep 2
+  done
+}
+
 serve() {
   freeze
   if ! alive qcluster; then
@@ -123,6 +140,7 @@ for run in EvaluationRun.objects.filter(status=EvaluationRun.Status.RUNNING):
       >> "$VAR/logs/qcluster.log" 2>&1 < /dev/null) &
     echo $! > "$VAR/qcluster.pid"
     log "worker started (pid $(cat "$VAR/qcluster.pid"), log $VAR/logs/qcluster.log)"
+    sample_memory "$(cat "$VAR/qcluster.pid")" &
   else
     log "worker already running (pid $(cat "$VAR/qcluster.pid"))"
   fi

@@ -13,13 +13,15 @@ import math
 from dataclasses import dataclass, field
 
 from django.core.cache import cache
-from django.db.models import Count, Window
+from django.db.models import Count, F, Prefetch, Window
 
 from leaderboard import services
-from leaderboard.models import EvaluationRun, Hardware
+from leaderboard.models import EvaluationRun, Hardware, Query, QueryResult
 
 PAGE_SIZE = 50
 UNRANKED_SHOWN = 20
+# How many of a hardware's newest results a query page's bandwidth floor reads at a time.
+FLOOR_BATCH = 8
 CACHE_S = 600
 
 
@@ -167,3 +169,78 @@ def cached_unranked(*, hardware: Hardware | None, scope: str | None) -> list[Eva
         runs = unranked_runs(hardware=hardware, scope=scope)
         cache.set(key, runs, CACHE_S)
     return runs
+
+
+def _results_in_order(ids: list[int]) -> list[QueryResult]:
+    """The results with these ids, in this order, each with its run (set, model, hardware) read in the same
+    query, without the run's report (`without_report`)."""
+    if not ids:
+        return []
+    runs = EvaluationRun.objects.without_report().select_related("hardware", "submission__language_model")
+    rows = (
+        QueryResult.objects.filter(id__in=ids)
+        .select_related("query")
+        .prefetch_related(Prefetch("run", queryset=runs))
+    )
+    by_id = {result.pk: result for result in rows}
+    return [by_id[pk] for pk in ids if pk in by_id]
+
+
+def query_kernels(query: Query, *, limit: int) -> tuple[list[QueryResult], list[QueryResult], bool]:
+    """A query page's published kernels: the fastest passing ones among the ranked runs (each listed set's
+    latest per hardware), the latest correct ones among the runs whose timing is not ranked, and whether a
+    ranked run's kernel failed. Ids first, ordered and limited in SQL, then only those rows."""
+    passed = QueryResult.objects.filter(query=query, status=QueryResult.Status.PASSED)
+    # Each listed set's latest run per hardware only, as in the ranking: a superseded run is history.
+    ranked = EvaluationRun.objects.latest_ranked().order_by().values("id")
+    unranked = EvaluationRun.objects.latest_unranked().order_by().values("id")
+    # Speeds only from runs whose timing may be ranked; the others show that a kernel is correct.
+    best = passed.filter(run__in=ranked).order_by(F("speedup").desc(nulls_last=True), "id")
+    correct = passed.filter(run__in=unranked).order_by("-run__finished", "id")
+    failed = (
+        QueryResult.objects.filter(query=query, run__in=ranked)
+        .exclude(status__in=[QueryResult.Status.PASSED, QueryResult.Status.MISSING])
+        .exists()
+    )
+    return (
+        _results_in_order(list(best.values_list("id", flat=True)[:limit])),
+        _results_in_order(list(correct.values_list("id", flat=True)[:limit])),
+        failed,
+    )
+
+
+def bandwidth_floors(query: Query) -> list[tuple[str, float, float]]:
+    """What `QueryResult.objects.bandwidth_floors` gives, (hardware name, scale factor, floor ms) per
+    hardware from the newest published result of the query that reports one, without parsing every
+    result's statistics: the candidates are ordered by columns alone, then each hardware's newest are read
+    a few at a time until one has a numeric floor (nearly always the first)."""
+    listed = EvaluationRun.objects.listed().order_by().values("id")
+    candidates = (
+        QueryResult.objects.filter(query=query, run__in=listed)
+        .order_by("run__hardware__name", "run__hardware_id", "-run__finished", "-id")
+        .values_list("id", "run__hardware_id", "run__hardware__name", "run__hardware__scale_factor")
+    )
+    per_hardware: dict[int, list[tuple[int, str, float]]] = {}
+    for pk, hardware_id, name, scale_factor in candidates:
+        per_hardware.setdefault(hardware_id, []).append((pk, name, scale_factor))
+    floors = []
+    for rows in per_hardware.values():
+        for start in range(0, len(rows), FLOOR_BATCH):
+            batch = rows[start : start + FLOOR_BATCH]
+            found = dict(
+                QueryResult.objects.filter(id__in=[pk for pk, _, _ in batch])
+                .filter(stats__has_key="roofline_floor_ms")
+                .values_list("id", "stats__roofline_floor_ms")
+            )
+            floor = next(
+                (
+                    (name, sf, float(found[pk]))
+                    for pk, name, sf in batch
+                    if isinstance(found.get(pk), int | float)
+                ),
+                None,
+            )
+            if floor is not None:
+                floors.append(floor)
+                break
+    return floors

@@ -284,18 +284,6 @@ def query_list(request: HttpRequest) -> HttpResponse:
 QUERY_KERNELS = 10
 
 
-def _with_runs(results: list[QueryResult]) -> list[QueryResult]:
-    """The results with their runs (set, model, hardware) read in one query, without the runs' reports."""
-    runs = (
-        EvaluationRun.objects.without_report()
-        .select_related("hardware", "submission__language_model")
-        .in_bulk({result.run_id for result in results})
-    )
-    for result in results:
-        result.run = runs[result.run_id]
-    return results
-
-
 def _query_kernels(query: Query) -> dict[str, Any]:
     """The query page's published kernels rendered (the fastest with ranked timing, the latest correct ones
     whose timing is not ranked), whether a ranked one failed, and each hardware's bandwidth floor, cached
@@ -303,23 +291,12 @@ def _query_kernels(query: Query) -> dict[str, Any]:
     key = f"query-kernels:{services.cache_generation()}:{query.number}"
     data = cache.get(key)
     if data is None:
-        passed = QueryResult.objects.filter(query=query, status=QueryResult.Status.PASSED)
-        # Each listed set's latest run per hardware only, as in the ranking: a superseded run is history.
-        ranked = EvaluationRun.objects.latest_ranked().order_by().values("id")
-        unranked = EvaluationRun.objects.latest_unranked().order_by().values("id")
-        # Speeds only from runs whose timing may be ranked; the others show that a kernel is correct.
-        best = _with_runs(list(passed.filter(run__in=ranked).order_by("-speedup")[:QUERY_KERNELS]))
-        correct = passed.filter(run__in=unranked).order_by("-run__finished")[:QUERY_KERNELS]
-        ctx = {"query": query, "best": best, "correct": _with_runs(list(correct))}
-        failed = (
-            QueryResult.objects.filter(query=query, run__in=ranked)
-            .exclude(status__in=[QueryResult.Status.PASSED, QueryResult.Status.MISSING])
-            .exists()
-        )
+        best, correct, failed = ranking.query_kernels(query, limit=QUERY_KERNELS)
+        ctx = {"query": query, "best": best, "correct": correct}
         data = {
             "html": render_to_string("leaderboard/query_kernels.html", ctx),
             "charted": bool(best) or failed,
-            "floors": QueryResult.objects.bandwidth_floors(query=query),
+            "floors": ranking.bandwidth_floors(query),
         }
         cache.set(key, data, RANKING_CACHE_S)
     return data

@@ -7,7 +7,7 @@ import pytest
 from pytest_django.asserts import assertContains, assertNotContains
 
 from leaderboard import ranking, services
-from leaderboard.models import EvaluationRun
+from leaderboard.models import EvaluationRun, QueryResult
 
 pytestmark = pytest.mark.django_db
 
@@ -167,3 +167,39 @@ def test_a_matrix_cell_is_built_as_the_template_wrote_it(found, ranked: bool, ht
 
     column = {"kernels_url": "/submissions/7/kernels/", "run_id": 9, "ranked": ranked}
     assert drilldown._cell(column, 6, found) == html
+
+
+def test_a_query_pages_kernels_are_the_latest_ranked_runs_fastest_first(
+    five_ranked, q6, django_assert_max_num_queries
+) -> None:
+    with django_assert_max_num_queries(7):  # ids of each list, their rows and runs, the failure check
+        best, correct, failed = ranking.query_kernels(q6, limit=3)
+    assert [result.run for result in best] == five_ranked[:3]  # LLM 3's first run is superseded
+    assert [result.speedup for result in best] == sorted((r.speedup or 0 for r in best), reverse=True)
+    assert sorted(models([result.run for result in correct])) == ["CPU LLM", "Noisy LLM"]
+    assert best[0].run.baseline == "recorded" and "report" in best[0].run.get_deferred_fields()
+    assert not failed
+
+
+def test_a_query_pages_failure_is_seen_among_ranked_runs_only(evaluated, q6) -> None:
+    evaluated(model="Failing LLM", status="wrong_answer", kernel_ms=None, device="cuda")
+    assert ranking.query_kernels(q6, limit=10) == ([], [], True)
+
+
+@pytest.mark.parametrize("batch", [1, 8])
+def test_the_bandwidth_floors_are_the_models_own(
+    submit, make_report, cpu, gpu, timed_report, q6, monkeypatch, batch: int
+) -> None:
+    monkeypatch.setattr(ranking, "FLOOR_BATCH", batch)
+    for floor_ms, published in ((0.5, True), (0.21, True), (None, True), ("n/a", True), (0.01, False)):
+        report = make_report(device="cuda")
+        if floor_ms is not None:
+            report["queries"][0]["stats"]["roofline_floor_ms"] = floor_ms
+        services.evaluation_record(run=submit(published=published).runs.get(hardware=cpu), report=report)
+    report = timed_report()
+    report["queries"][0]["stats"]["roofline_floor_ms"] = 0.05
+    services.evaluation_record(run=submit().runs.get(hardware=gpu), report=report)
+    # The newest CPU results say none, or not a number: the one before them counts; a private set's never.
+    expected = [("NVIDIA H200", 10.0, 0.05), ("Test CPU", 0.01, 0.21)]
+    assert QueryResult.objects.bandwidth_floors(query=q6) == expected
+    assert ranking.bandwidth_floors(q6) == expected

@@ -27,7 +27,7 @@ PROGRAMS = 1056  # 8 per H200 multiprocessor: enough loads in flight behind the 
 CPU_PROGRAMS = 8  # Triton's interpreter runs programs one after another: few, long ones are faster
 TOP_BLOCK = 4096  # rows per candidate tile
 LIMIT = 10
-NO_KEY = 9223372036854775807  # int64 max: sorts after every packed (date, row)
+NO_KEY = tl.constexpr(9223372036854775807)  # int64 max: sorts after every packed (date, row) (a constexpr: jit code reads no other globals)
 
 
 @triton.jit

@@ -29,7 +29,7 @@ CPU_PROGRAMS = 8  # Triton's interpreter runs programs one after another: few, l
 TOP_BLOCK = 4096  # customer keys per candidate tile
 NATION_BLOCK = 32  # nation has 25 rows
 LIMIT = 20
-NO_KEY = 9223372036854775807  # int64 max: after every key
+NO_KEY = tl.constexpr(9223372036854775807)  # int64 max: after every key (a constexpr: jit code reads no other globals)
 
 
 @triton.jit

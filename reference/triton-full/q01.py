@@ -28,6 +28,31 @@ import triton.language as tl
 
 PROGRAMS = 264  # 2 per H200 multiprocessor; each program strides over TILES blocks of rows
 SUMS = 5  # sum_qty, sum_base_price, sum_disc_price, sum_charge, sum_disc
+SLOTS = tl.constexpr(8)  # group slots per program: flags x statuses is 3 x 2 in TPC-H
+
+
+@triton.jit
+def _q01_add(q, p, dp, ch, ds, c, hit, qty, price, disc_price, charge, disc):
+    """One group's accumulators plus the tile's rows of that group (a select per row, no reduction)."""
+    return (
+        q + tl.where(hit, qty, 0.0),
+        p + tl.where(hit, price, 0.0),
+        dp + tl.where(hit, disc_price, 0.0),
+        ch + tl.where(hit, charge, 0.0),
+        ds + tl.where(hit, disc, 0.0),
+        c + hit.to(tl.int32),
+    )
+
+
+@triton.jit
+def _q01_store(sums, counts, pid, g: tl.constexpr, q, p, dp, ch, ds, c):
+    base = sums + pid * 5 * SLOTS + g
+    tl.store(base, tl.sum(q, axis=0))
+    tl.store(base + SLOTS, tl.sum(p, axis=0))
+    tl.store(base + 2 * SLOTS, tl.sum(dp, axis=0))
+    tl.store(base + 3 * SLOTS, tl.sum(ch, axis=0))
+    tl.store(base + 4 * SLOTS, tl.sum(ds, axis=0))
+    tl.store(counts + pid * SLOTS + g, tl.sum(c.to(tl.int64), axis=0))
 
 
 @triton.jit
@@ -35,14 +60,20 @@ def _q01_partials(
     flag, status, quantity, price, discount, tax, shipdate, sums, counts, n, date_hi,
     STATUSES: tl.constexpr, GROUPS: tl.constexpr, TILES: tl.constexpr, BLOCK: tl.constexpr,
 ):  # fmt: skip
+    """Per program, 8 groups' sums. Each group has [BLOCK] accumulators of its own (one row per
+    thread on the GPU), written out one by one: a [BLOCK, GROUPS] tensor would let Triton spread the
+    groups over threads and load each row once per group."""
     pid = tl.program_id(0)
-    groups = tl.arange(0, GROUPS)
-    qty_acc = tl.zeros([BLOCK, GROUPS], dtype=tl.float64)
-    price_acc = tl.zeros([BLOCK, GROUPS], dtype=tl.float64)
-    disc_price_acc = tl.zeros([BLOCK, GROUPS], dtype=tl.float64)
-    charge_acc = tl.zeros([BLOCK, GROUPS], dtype=tl.float64)
-    disc_acc = tl.zeros([BLOCK, GROUPS], dtype=tl.float64)
-    count_acc = tl.zeros([BLOCK, GROUPS], dtype=tl.int32)  # at most TILES per element
+    zf = tl.zeros([BLOCK], dtype=tl.float64)
+    zi = tl.zeros([BLOCK], dtype=tl.int32)  # counts: at most TILES per element
+    q0, p0, dp0, ch0, ds0, c0 = zf, zf, zf, zf, zf, zi
+    q1, p1, dp1, ch1, ds1, c1 = zf, zf, zf, zf, zf, zi
+    q2, p2, dp2, ch2, ds2, c2 = zf, zf, zf, zf, zf, zi
+    q3, p3, dp3, ch3, ds3, c3 = zf, zf, zf, zf, zf, zi
+    q4, p4, dp4, ch4, ds4, c4 = zf, zf, zf, zf, zf, zi
+    q5, p5, dp5, ch5, ds5, c5 = zf, zf, zf, zf, zf, zi
+    q6, p6, dp6, ch6, ds6, c6 = zf, zf, zf, zf, zf, zi
+    q7, p7, dp7, ch7, ds7, c7 = zf, zf, zf, zf, zf, zi
     # A constant trip count (one compile per table size): Triton's interpreter cannot loop to a
     # run-time bound.
     for tile in range(0, TILES):
@@ -57,24 +88,33 @@ def _q01_partials(
         p = tl.load(price + offs, mask=inside, other=0.0)
         disc = tl.load(discount + offs, mask=inside, other=0.0)
         tx = tl.load(tax + offs, mask=inside, other=0.0)
-        # A row outside the WHERE gets group GROUPS, which matches no column of the one-hot.
-        ids = tl.where(inside & (d <= date_hi), f * STATUSES + s, GROUPS)
-        hit = ids[:, None] == groups[None, :]
-        disc_price = p * (1 - disc)
-        charge = disc_price * (1 + tx)
-        qty_acc += tl.where(hit, qty[:, None], 0.0)
-        price_acc += tl.where(hit, p[:, None], 0.0)
-        disc_price_acc += tl.where(hit, disc_price[:, None], 0.0)
-        charge_acc += tl.where(hit, charge[:, None], 0.0)
-        disc_acc += tl.where(hit, disc[:, None], 0.0)
-        count_acc += hit.to(tl.int32)
-    base = sums + pid * 5 * GROUPS + groups
-    tl.store(base, tl.sum(qty_acc, axis=0))
-    tl.store(base + GROUPS, tl.sum(price_acc, axis=0))
-    tl.store(base + 2 * GROUPS, tl.sum(disc_price_acc, axis=0))
-    tl.store(base + 3 * GROUPS, tl.sum(charge_acc, axis=0))
-    tl.store(base + 4 * GROUPS, tl.sum(disc_acc, axis=0))
-    tl.store(counts + pid * GROUPS + groups, tl.sum(count_acc.to(tl.int64), axis=0))
+        # A row outside the WHERE gets group SLOTS, which no accumulator takes.
+        ids = tl.where(inside & (d <= date_hi), f * STATUSES + s, SLOTS)
+        dprice = p * (1 - disc)
+        charge = dprice * (1 + tx)
+        # Slots past the dictionaries' GROUPS never see a row: their adds are compiled out.
+        q0, p0, dp0, ch0, ds0, c0 = _q01_add(q0, p0, dp0, ch0, ds0, c0, ids == 0, qty, p, dprice, charge, disc)
+        q1, p1, dp1, ch1, ds1, c1 = _q01_add(q1, p1, dp1, ch1, ds1, c1, ids == 1, qty, p, dprice, charge, disc)
+        if GROUPS > 2:
+            q2, p2, dp2, ch2, ds2, c2 = _q01_add(q2, p2, dp2, ch2, ds2, c2, ids == 2, qty, p, dprice, charge, disc)
+        if GROUPS > 3:
+            q3, p3, dp3, ch3, ds3, c3 = _q01_add(q3, p3, dp3, ch3, ds3, c3, ids == 3, qty, p, dprice, charge, disc)
+        if GROUPS > 4:
+            q4, p4, dp4, ch4, ds4, c4 = _q01_add(q4, p4, dp4, ch4, ds4, c4, ids == 4, qty, p, dprice, charge, disc)
+        if GROUPS > 5:
+            q5, p5, dp5, ch5, ds5, c5 = _q01_add(q5, p5, dp5, ch5, ds5, c5, ids == 5, qty, p, dprice, charge, disc)
+        if GROUPS > 6:
+            q6, p6, dp6, ch6, ds6, c6 = _q01_add(q6, p6, dp6, ch6, ds6, c6, ids == 6, qty, p, dprice, charge, disc)
+        if GROUPS > 7:
+            q7, p7, dp7, ch7, ds7, c7 = _q01_add(q7, p7, dp7, ch7, ds7, c7, ids == 7, qty, p, dprice, charge, disc)
+    _q01_store(sums, counts, pid, 0, q0, p0, dp0, ch0, ds0, c0)
+    _q01_store(sums, counts, pid, 1, q1, p1, dp1, ch1, ds1, c1)
+    _q01_store(sums, counts, pid, 2, q2, p2, dp2, ch2, ds2, c2)
+    _q01_store(sums, counts, pid, 3, q3, p3, dp3, ch3, ds3, c3)
+    _q01_store(sums, counts, pid, 4, q4, p4, dp4, ch4, ds4, c4)
+    _q01_store(sums, counts, pid, 5, q5, p5, dp5, ch5, ds5, c5)
+    _q01_store(sums, counts, pid, 6, q6, p6, dp6, ch6, ds6, c6)
+    _q01_store(sums, counts, pid, 7, q7, p7, dp7, ch7, ds7, c7)
 
 
 @triton.jit
@@ -126,8 +166,10 @@ def run_query(tables, delta: int = 90):
     n = shipdate.numel()
     statuses = len(lineitem.dictionary("l_linestatus"))
     groups = len(lineitem.dictionary("l_returnflag")) * statuses
-    width = triton.next_power_of_2(max(groups, 2))
-    # One row per thread on the GPU: 6 accumulators x GROUPS slots stay in registers. Triton's CPU
+    if groups > SLOTS:
+        raise ValueError(f"Q1 kernel holds {SLOTS} groups, the dictionaries make {groups}")
+    width = SLOTS.value
+    # One row per thread on the GPU: 6 accumulators x 6 groups stay in registers. Triton's CPU
     # interpreter pays per tile, so it gets few, large ones.
     if device.type == "cuda":
         block, warps = 256, 8
@@ -140,7 +182,7 @@ def run_query(tables, delta: int = 90):
         lineitem["l_returnflag"], lineitem["l_linestatus"], lineitem["l_quantity"], lineitem["l_extendedprice"],
         lineitem["l_discount"], lineitem["l_tax"], shipdate, sums, counts, n,
         _days(dt.date(1998, 12, 1) - dt.timedelta(days=delta)),
-        STATUSES=statuses, GROUPS=width, TILES=triton.cdiv(triton.cdiv(n, block), programs), BLOCK=block,
+        STATUSES=statuses, GROUPS=groups, TILES=triton.cdiv(triton.cdiv(n, block), programs), BLOCK=block,
         num_warps=warps,
     )  # fmt: skip
     out = torch.empty((8, width), dtype=torch.float64, device=device)

@@ -9,8 +9,8 @@ WHERE l_shipdate >= DATE :date AND l_shipdate < DATE :date + INTERVAL 1 YEAR
 2. `_q06_total`: the partials added; NaN (SQL's NULL) when no row qualified.
 
 Two launches, no host synchronization. The query is pure streaming: its time is the 28 bytes a row.
-Float bounds reach the kernel in a float64 tensor: a Python float argument would arrive as float32,
-and 0.05 as float32 is above the float64 0.05, silently dropping every row with discount 0.05.
+The discount bounds reach the kernel as whole cents (ints) and become float64 there: no table is
+copied to the device, and no float32 argument (0.05 as float32 is above the float64 0.05) drops rows.
 """
 
 import datetime as dt
@@ -25,14 +25,16 @@ PROGRAMS = 1056  # 8 per H200 multiprocessor: enough loads in flight to stream a
 
 @triton.jit
 def _q06_partials(
-    shipdate, discount, quantity, price, bounds, sums, counts, n, date_lo, date_hi,
+    shipdate, discount, quantity, price, sums, counts, n, date_lo, date_hi, cents_lo, cents_hi, qty_hi,
     TILES: tl.constexpr, BLOCK: tl.constexpr,
 ):  # fmt: skip
     pid = tl.program_id(0)
-    disc_lo = tl.load(bounds)
-    disc_hi = tl.load(bounds + 1)
-    qty_hi = tl.load(bounds + 2)
     revenue = tl.zeros([BLOCK], dtype=tl.float64)
+    # The discount bounds as the column holds them: the nearest float64 to cents / 100 (a float64
+    # division rounds correctly). A Python float argument would arrive as float32, and 0.05 as float32
+    # is above the float64 0.05, silently dropping every row with discount 0.05.
+    disc_lo = (revenue + cents_lo) / 100.0
+    disc_hi = (revenue + cents_hi) / 100.0
     count = tl.zeros([BLOCK], dtype=tl.int32)  # at most TILES per element
     # A constant trip count (one compile per table size): Triton's interpreter cannot loop to a
     # run-time bound.
@@ -72,21 +74,18 @@ def run_query(tables, date: str = "1994-01-01", discount: float = 0.06, quantity
     n = shipdate.numel()
     start = dt.date.fromisoformat(date)
     end = dt.date(start.year + 1, start.month, start.day)  # + INTERVAL 1 YEAR (dates are Jan 1)
-    # DECIMAL literals rounded to 2 places as SQL parses them: 0.06 + 0.01 in float64 is
+    # DECIMAL literals kept as whole cents, as SQL parses them: 0.06 + 0.01 in float64 is
     # 0.06999999999999999, which would drop every row whose discount is exactly 0.07.
-    bounds = torch.tensor(
-        [round(float(discount) - 0.01, 2), round(float(discount) + 0.01, 2), float(quantity)],
-        dtype=torch.float64,
-        device=device,
-    )
+    cents = round(float(discount) * 100)
     # Triton's CPU interpreter pays per tile: there it gets few, large ones.
     block = BLOCK if device.type == "cuda" else 16384
     programs = max(1, min(PROGRAMS, triton.cdiv(n, block)))
     sums = torch.empty(programs, dtype=torch.float64, device=device)
     counts = torch.empty(programs, dtype=torch.int64, device=device)
     _q06_partials[(programs,)](
-        shipdate, lineitem["l_discount"], lineitem["l_quantity"], lineitem["l_extendedprice"], bounds, sums,
-        counts, n, _days(start), _days(end), TILES=triton.cdiv(triton.cdiv(n, block), programs), BLOCK=block,
+        shipdate, lineitem["l_discount"], lineitem["l_quantity"], lineitem["l_extendedprice"], sums, counts, n,
+        _days(start), _days(end), cents - 1, cents + 1, int(quantity),
+        TILES=triton.cdiv(triton.cdiv(n, block), programs), BLOCK=block,
     )  # fmt: skip
     out = torch.empty(1, dtype=torch.float64, device=device)
     _q06_total[(1,)](sums, counts, out, programs, PROGRAMS_P2=triton.next_power_of_2(programs))

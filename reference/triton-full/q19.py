@@ -8,8 +8,8 @@ WHERE (p_partkey = l_partkey AND p_brand = :brand1 AND p_container IN ('SM CASE'
    OR (... :brand3, the 'LG' containers, :quantity3, p_size BETWEEN 1 AND 15 ...)
 
 The three branches' container lists are disjoint, so a part meets the part conditions of at most one
-branch. The host maps each p_container code to its branch (1..3, 0 = none) on the dictionary (a few dozen
-strings); then:
+branch. The host turns each branch's container list into a bit mask over the p_container dictionary's codes
+(40 strings); then:
 
 1. `_q19_parts`: per part, the branch whose brand, container and size it meets (0 = none), one byte
    stored at its key (part keys are dense 1..P: every slot a line reads is written).
@@ -40,7 +40,7 @@ SIZES = (5, 10, 15)  # p_size BETWEEN 1 AND SIZES[branch - 1]
 
 @triton.jit
 def _q19_parts(
-    p_partkey, p_brand, p_container, p_size, container_branch, branch_by_key, n, brand1, brand2, brand3,
+    p_partkey, p_brand, p_container, p_size, branch_by_key, n, brand1, brand2, brand3, mask1, mask2, mask3,
     SIZE1: tl.constexpr, SIZE2: tl.constexpr, SIZE3: tl.constexpr, BLOCK: tl.constexpr,
 ):  # fmt: skip
     offs = tl.program_id(0).to(tl.int64) * BLOCK + tl.arange(0, BLOCK)
@@ -48,7 +48,11 @@ def _q19_parts(
     key = tl.load(p_partkey + offs, mask=inside, other=0)
     brand = tl.load(p_brand + offs, mask=inside, other=-1)
     size = tl.load(p_size + offs, mask=inside, other=0)
-    branch = tl.load(container_branch + tl.load(p_container + offs, mask=inside, other=0), mask=inside, other=0)
+    # Branch k's containers are the set bits of mask_k (by container code).
+    c = tl.load(p_container + offs, mask=inside, other=0).to(tl.int64)
+    branch = tl.where(
+        ((mask1 >> c) & 1) != 0, 1, tl.where(((mask2 >> c) & 1) != 0, 2, tl.where(((mask3 >> c) & 1) != 0, 3, 0))
+    )
     want_brand = tl.where(branch == 1, brand1, tl.where(branch == 2, brand2, brand3))
     max_size = tl.where(branch == 1, SIZE1, tl.where(branch == 2, SIZE2, SIZE3))
     ok = (branch > 0) & (brand == want_brand) & (size >= 1) & (size <= max_size)
@@ -113,17 +117,17 @@ def run_query(
 ):
     lineitem, part = tables["lineitem"], tables["part"]
     device = part["p_partkey"].device
-    container_branch = torch.tensor(
-        [next((b + 1 for b, names in enumerate(CONTAINERS) if c in names), 0) for c in part.dictionary("p_container")],
-        dtype=torch.int32,
-        device=device,
-    )
+    containers = list(part.dictionary("p_container"))
+    if len(containers) > 63:
+        raise ValueError("Q19 kernel takes the containers as bits of an int64: at most 63 of them")
+    # Each branch's IN list as a bit mask over container codes: three integers, no table copied.
+    masks = [sum(1 << code for code, name in enumerate(containers) if name in names) for names in CONTAINERS]
     brands = part.dictionary("p_brand")
     parts = part["p_partkey"].numel()
     branch_by_key = torch.empty(parts + 1, dtype=torch.int8, device=device)
     _q19_parts[(max(1, triton.cdiv(parts, BLOCK)),)](
-        part["p_partkey"], part["p_brand"], part["p_container"], part["p_size"], container_branch, branch_by_key,
-        parts, _code(brands, brand1), _code(brands, brand2), _code(brands, brand3),
+        part["p_partkey"], part["p_brand"], part["p_container"], part["p_size"], branch_by_key, parts,
+        _code(brands, brand1), _code(brands, brand2), _code(brands, brand3), *masks,
         SIZE1=SIZES[0], SIZE2=SIZES[1], SIZE3=SIZES[2], BLOCK=BLOCK,
     )  # fmt: skip
 

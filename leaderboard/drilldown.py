@@ -20,8 +20,7 @@ from leaderboard.models import EvaluationRun, Hardware, Kernel, Query, QueryResu
 from leaderboard.templatetags import leaderboard as tags
 
 DIFF_CACHE_S = 24 * 3600
-# A wider matrix is no longer read as one: the best sets, and the hardware and scope tabs for the rest. They
-# come from the ranking's first page (ranking.PAGE_SIZE rows, 50 as well), which the home page caches too.
+# A wider matrix is no longer read as one: the best sets, and the hardware and scope tabs for the rest.
 MATRIX_COLUMNS = 50
 
 
@@ -76,7 +75,7 @@ def _cell(column: dict[str, Any], number: int, found: tuple[str, float | None] |
 def matrix_data(hardware: Hardware | None, scope: str | None) -> dict[str, Any]:
     """The matrix as plain data: the home page's best MATRIX_COLUMNS ranked sets (best first), then its
     unranked ones, as columns; each query a row. One query reads every cell."""
-    # The ranking's first page (its ids cached, shared with the home page) is the matrix's ranked columns.
+    # The ranking's first MATRIX_COLUMNS ids (cached under the generation), then only what a heading shows.
     ranked, total = ranking.ranked_columns(hardware=hardware, scope=scope, limit=MATRIX_COLUMNS)
     columns = [_column(run, ranked=True) for run in ranked]
     columns += [_column(run, ranked=False) for run in ranking.cached_unranked(hardware=hardware, scope=scope)]

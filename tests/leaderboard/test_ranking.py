@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 from pytest_django.asserts import assertContains, assertNotContains
 
-from leaderboard import ranking, services
+from leaderboard import drilldown, ranking, services
 from leaderboard.models import EvaluationRun, QueryResult
 
 pytestmark = pytest.mark.django_db
@@ -130,7 +130,7 @@ def test_one_page_has_no_page_links(anonymous, five_ranked) -> None:
 def test_the_matrix_counts_every_ranked_set_and_shows_the_first_page(
     anonymous, five_ranked, monkeypatch
 ) -> None:
-    monkeypatch.setattr(ranking, "PAGE_SIZE", 2)
+    monkeypatch.setattr(drilldown, "MATRIX_COLUMNS", 2)
     page = anonymous.get("/matrix/")
     html = page.content.decode()
     assert "of 5 ranked sets" in html
@@ -163,8 +163,6 @@ def test_the_matrix_counts_every_ranked_set_and_shows_the_first_page(
     ],
 )
 def test_a_matrix_cell_is_built_as_the_template_wrote_it(found, ranked: bool, html: str) -> None:
-    from leaderboard import drilldown
-
     column = {"kernels_url": "/submissions/7/kernels/", "run_id": 9, "ranked": ranked}
     assert drilldown._cell(column, 6, found) == html
 

@@ -18,8 +18,11 @@ the TorchPlan), and no line is read twice.
 4. `_q17_total`: the partials summed, / 7; NaN when no line passed (SUM over no rows is NULL). Prices
    are positive, so "a line passed" is "the sum is positive".
 
-Four launches, no host synchronization. The bins are (P + 1) x 50 float64 (800 MB at SF10, allocated
-but only touched for the ~1/1000 selected parts).
+Four launches, no host synchronization. The bins are bin-major (bin * (P + 1) + key), so zeroing and
+summing them are 50 masked 1-D accesses per tile of keys, which cost nothing for the ~999 in 1000
+unselected parts; they take 50 x (P + 1) float64 (800 MB at SF10), allocated but only touched for the
+selected parts. The lineitem pass runs one 1024-row block per program: the flag gather depends on the
+key load, so many resident programs (not a few striding ones) keep enough loads in flight.
 """
 
 import torch
@@ -27,16 +30,16 @@ import triton
 import triton.language as tl
 
 BLOCK = 1024
-PROGRAMS = 264  # 2 per H200 multiprocessor; each program strides over TILES blocks of rows
-KEY_BLOCK = 128  # part keys per tile in _q17_bins (x 64 bin columns)
+PROGRAMS = 1 << 20  # programs of the lineitem pass (each strides over TILES blocks): one block each at SF10
+KEY_PROGRAMS = 1024  # programs of _q17_bins: its partials are summed by one program
 BINS = 50  # l_quantity is a whole number 1..50
 COUNT_SHIFT = 32  # a selected line adds (1 << COUNT_SHIFT) + quantity: count and sum in one atomic
 
 
 @triton.jit(do_not_specialize=["brand", "container"])  # parameters: no compile per value
 def _q17_parts(
-    p_partkey, p_brand, p_container, flags, packed, bins, brand, container, n,
-    BLOCK: tl.constexpr, BINS: tl.constexpr, BIN_COLS: tl.constexpr,
+    p_partkey, p_brand, p_container, flags, packed, bins, brand, container, n, slots,
+    BLOCK: tl.constexpr, BINS: tl.constexpr,
 ):
     offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
     inside = offs < n
@@ -46,14 +49,14 @@ def _q17_parts(
     sel = inside & (b == brand) & (c == container)
     tl.store(flags + key, sel.to(tl.int8), mask=inside)
     tl.store(packed + key, tl.zeros([BLOCK], dtype=tl.int64), mask=sel)
-    cols = tl.arange(0, BIN_COLS)
-    slot = key[:, None] * BINS + cols[None, :]
-    tl.store(bins + slot, tl.zeros([BLOCK, BIN_COLS], dtype=tl.float64), mask=sel[:, None] & (cols[None, :] < BINS))
+    # Bins are bin-major (bin * slots + key): one masked 1-D store per bin, nothing for unselected parts.
+    for q in tl.static_range(BINS):
+        tl.store(bins + q * slots + key, tl.zeros([BLOCK], dtype=tl.float64), mask=sel)
 
 
 @triton.jit
 def _q17_lines(
-    l_partkey, l_quantity, l_extendedprice, flags, packed, bins, n,
+    l_partkey, l_quantity, l_extendedprice, flags, packed, bins, n, slots,
     TILES: tl.constexpr, BLOCK: tl.constexpr, BINS: tl.constexpr, COUNT_SHIFT: tl.constexpr,
 ):
     pid = tl.program_id(0)
@@ -70,33 +73,31 @@ def _q17_lines(
         sel = inside & (tl.load(flags + key, mask=inside, other=0) != 0)
         qi = q.to(tl.int64)
         tl.atomic_add(packed + key, (1 << COUNT_SHIFT) + qi, mask=sel, sem="relaxed")
-        slot = key * BINS + tl.minimum(tl.maximum(qi - 1, 0), BINS - 1)
+        slot = tl.minimum(tl.maximum(qi - 1, 0), BINS - 1) * slots + key
         tl.atomic_add(bins + slot, price, mask=sel, sem="relaxed")
 
 
 @triton.jit
 def _q17_bins(
-    flags, packed, bins, partials, parts,
-    TILES: tl.constexpr, KEY_BLOCK: tl.constexpr, BINS: tl.constexpr, BIN_COLS: tl.constexpr,
-    COUNT_SHIFT: tl.constexpr,
+    flags, packed, bins, partials, parts, slots,
+    TILES: tl.constexpr, BLOCK: tl.constexpr, BINS: tl.constexpr, COUNT_SHIFT: tl.constexpr,
 ):
     pid = tl.program_id(0)
-    cols = tl.arange(0, BIN_COLS)
-    quantity = (cols + 1).to(tl.int64)
-    acc = tl.zeros([KEY_BLOCK, BIN_COLS], dtype=tl.float64)
+    acc = tl.zeros([BLOCK], dtype=tl.float64)
     for tile in range(0, TILES):
-        offs = (pid + tile * tl.num_programs(0)) * KEY_BLOCK + tl.arange(0, KEY_BLOCK)
-        key = offs + 1  # keys 1..parts; slot 0 of flags is never written
+        offs = (pid + tile * tl.num_programs(0)) * BLOCK + tl.arange(0, BLOCK)
+        key = (offs + 1).to(tl.int64)  # keys 1..parts; slot 0 of flags is never written
         inside = offs < parts
         sel = inside & (tl.load(flags + key, mask=inside, other=0) != 0)
         total = tl.load(packed + key, mask=sel, other=0)
         count = total >> COUNT_SHIFT
         qsum = total & ((1 << COUNT_SHIFT) - 1)
-        # 5 * q * count < qsum is q < 0.2 * avg(quantity), exact in integers.
-        keep = sel[:, None] & (cols[None, :] < BINS) & (5 * quantity[None, :] * count[:, None] < qsum[:, None])
-        slot = key.to(tl.int64)[:, None] * BINS + cols[None, :]
-        acc += tl.load(bins + slot, mask=keep, other=0.0)
-    tl.store(partials + pid, tl.sum(tl.sum(acc, axis=1), axis=0))
+        # 5 * q * count < qsum is q < 0.2 * avg(quantity), exact in integers. Masked lanes (unselected
+        # parts, ~999 of 1000) issue no memory access.
+        for q in tl.static_range(BINS):
+            keep = sel & (5 * (q + 1) * count < qsum)
+            acc += tl.load(bins + q * slots + key, mask=keep, other=0.0)
+    tl.store(partials + pid, tl.sum(acc, axis=0))
 
 
 @triton.jit
@@ -115,26 +116,26 @@ def run_query(tables, brand="Brand#23", container="MED BOX"):
     brand_code = brands.index(brand) if brand in brands else -2
     container_code = containers.index(container) if container in containers else -2
     parts = part["p_partkey"].numel()
-    bin_cols = triton.next_power_of_2(BINS)
-    flags = torch.empty(parts + 1, dtype=torch.int8, device=device)
-    packed = torch.empty(parts + 1, dtype=torch.int64, device=device)
-    bins = torch.empty((parts + 1) * BINS, dtype=torch.float64, device=device)
+    slots = parts + 1  # keys 1..parts index the per-part arrays directly
+    flags = torch.empty(slots, dtype=torch.int8, device=device)
+    packed = torch.empty(slots, dtype=torch.int64, device=device)
+    bins = torch.empty(BINS * slots, dtype=torch.float64, device=device)
     _q17_parts[(triton.cdiv(parts, BLOCK),)](
         part["p_partkey"], part["p_brand"], part["p_container"], flags, packed, bins,
-        brand_code, container_code, parts, BLOCK=BLOCK, BINS=BINS, BIN_COLS=bin_cols,
+        brand_code, container_code, parts, slots, BLOCK=BLOCK, BINS=BINS,
     )
     n = lineitem["l_partkey"].numel()
     programs = max(1, min(PROGRAMS, triton.cdiv(n, BLOCK)))
     _q17_lines[(programs,)](
-        lineitem["l_partkey"], lineitem["l_quantity"], lineitem["l_extendedprice"], flags, packed, bins, n,
+        lineitem["l_partkey"], lineitem["l_quantity"], lineitem["l_extendedprice"], flags, packed, bins, n, slots,
         TILES=triton.cdiv(triton.cdiv(n, BLOCK), programs), BLOCK=BLOCK, BINS=BINS, COUNT_SHIFT=COUNT_SHIFT,
     )
-    key_programs = max(1, min(PROGRAMS, triton.cdiv(parts, KEY_BLOCK)))
+    key_programs = max(1, min(KEY_PROGRAMS, triton.cdiv(parts, BLOCK)))
     partials = torch.empty(key_programs, dtype=torch.float64, device=device)
     _q17_bins[(key_programs,)](
-        flags, packed, bins, partials, parts,
-        TILES=triton.cdiv(triton.cdiv(parts, KEY_BLOCK), key_programs), KEY_BLOCK=KEY_BLOCK,
-        BINS=BINS, BIN_COLS=bin_cols, COUNT_SHIFT=COUNT_SHIFT,
+        flags, packed, bins, partials, parts, slots,
+        TILES=triton.cdiv(triton.cdiv(parts, BLOCK), key_programs), BLOCK=BLOCK, BINS=BINS,
+        COUNT_SHIFT=COUNT_SHIFT,
     )
     out = torch.empty(1, dtype=torch.float64, device=device)
     _q17_total[(1,)](partials, out, key_programs, BLOCK=triton.next_power_of_2(key_programs))

@@ -10,13 +10,13 @@ could split a tie, so (as in the TorchPlan) revenues are summed exactly in int64
 price cents times hundredths of (1 - discount). Supplier keys are dense 1..S, so the group-by is an
 int64 array indexed by key.
 
-1. `_q15_suppliers`: per supplier row, its key's revenue zeroed and its row number recorded (results
-   give s_name, s_address and s_phone as supplier row numbers; rows may come in any order).
+1. A memset zeroes the revenue slots (by key) and the answer's row count (800 KB at SF10).
 2. `_q15_lines`: one pass over lineitem (whole columns read); a row in the quarter adds its revenue to
    its supplier's slot (int64 atomics, ~4% of the rows over 100K slots at SF10: little contention).
-3. `_q15_max`: per tile of keys, the largest revenue.
-4. `_q15_select`: every tile reads all tile maxima (a few hundred), so each knows the global max, and
-   appends its keys equal to it (one atomic per tile reserves the places).
+3. `_q15_max`: per tile of supplier rows, the largest revenue of their keys.
+4. `_q15_select`: every tile reads all tile maxima (~100 at SF10), so each knows the global max, and
+   appends its rows whose revenue equals it (one atomic per tile reserves the places). Results give
+   s_name, s_address and s_phone as supplier row numbers; rows may come in any order.
 The host reads the count (the one synchronization: it sizes the result) and sorts the few matches by
 key only when there is more than one.
 """
@@ -28,19 +28,8 @@ import triton.language as tl
 from evaluator.tpch.encoding import add_months, parse_date
 
 BLOCK = 1024
-PROGRAMS = 264  # 2 per H200 multiprocessor; each program strides over TILES blocks of rows
+PROGRAMS = 1 << 20  # programs of the lineitem pass (each strides over TILES blocks): one block each at SF10
 KEY_BLOCK = 1024  # supplier keys per tile in _q15_max and _q15_select
-
-
-@triton.jit
-def _q15_suppliers(s_suppkey, revenue, row_of, count, n, BLOCK: tl.constexpr):
-    pid = tl.program_id(0)
-    offs = pid * BLOCK + tl.arange(0, BLOCK)
-    inside = offs < n
-    key = tl.load(s_suppkey + offs, mask=inside, other=0)
-    tl.store(revenue + key, tl.zeros([BLOCK], dtype=tl.int64), mask=inside)
-    tl.store(row_of + key, offs.to(tl.int64), mask=inside)
-    tl.store(count + tl.arange(0, 1), tl.zeros([1], dtype=tl.int32), mask=(tl.arange(0, 1) == 0) & (pid == 0))
 
 
 @triton.jit(do_not_specialize=["date_lo", "date_hi"])  # parameters: no compile per value
@@ -67,33 +56,33 @@ def _q15_lines(
 
 
 @triton.jit
-def _q15_max(revenue, maxima, suppliers, KEY_BLOCK: tl.constexpr):
+def _q15_max(s_suppkey, revenue, maxima, suppliers, KEY_BLOCK: tl.constexpr):
     offs = tl.program_id(0) * KEY_BLOCK + tl.arange(0, KEY_BLOCK)
     inside = offs < suppliers
-    # Keys are 1..suppliers; slot 0 is never written. Revenues are >= 0, so -1 pads.
-    value = tl.load(revenue + offs + 1, mask=inside, other=-1)
+    key = tl.load(s_suppkey + offs, mask=inside, other=0)
+    # Revenues are >= 0, so -1 pads.
+    value = tl.load(revenue + key, mask=inside, other=-1)
     tl.store(maxima + tl.program_id(0), tl.max(value, axis=0))
 
 
 @triton.jit
 def _q15_select(
-    revenue, row_of, maxima, count, out_key, out_row, out_revenue, suppliers, tiles,
+    s_suppkey, revenue, maxima, count, out_key, out_row, out_revenue, suppliers, tiles,
     KEY_BLOCK: tl.constexpr, TILE_BLOCK: tl.constexpr,
 ):
     t = tl.arange(0, TILE_BLOCK)
     best = tl.max(tl.load(maxima + t, mask=t < tiles, other=-1), axis=0)
     offs = tl.program_id(0) * KEY_BLOCK + tl.arange(0, KEY_BLOCK)
     inside = offs < suppliers
-    key = (offs + 1).to(tl.int64)
+    key = tl.load(s_suppkey + offs, mask=inside, other=0)
     value = tl.load(revenue + key, mask=inside, other=-1)
     # Every revenue row is positive: a max of 0 means no row in the quarter, hence no group.
     match = inside & (value == best) & (best > 0)
-    flag = match.to(tl.int32)
+    flag = match.to(tl.int64)
     place = tl.cumsum(flag, axis=0) - flag
-    base = tl.atomic_add(count, tl.sum(flag, axis=0))
-    at = base + place
+    at = tl.atomic_add(count, tl.sum(flag, axis=0)) + place
     tl.store(out_key + at, key, mask=match)
-    tl.store(out_row + at, tl.load(row_of + key, mask=match, other=0), mask=match)
+    tl.store(out_row + at, offs.to(tl.int64), mask=match)
     tl.store(out_revenue + at, value.to(tl.float64) / 10000, mask=match)
 
 
@@ -101,12 +90,10 @@ def run_query(tables, date="1996-01-01"):
     lineitem, supplier = tables["lineitem"], tables["supplier"]
     device = lineitem["l_suppkey"].device
     suppliers = supplier["s_suppkey"].numel()
-    revenue = torch.empty(suppliers + 1, dtype=torch.int64, device=device)
-    row_of = torch.empty(suppliers + 1, dtype=torch.int64, device=device)
-    count = torch.empty(1, dtype=torch.int32, device=device)
-    _q15_suppliers[(triton.cdiv(suppliers, BLOCK),)](
-        supplier["s_suppkey"], revenue, row_of, count, suppliers, BLOCK=BLOCK
-    )
+    # Slots 0..suppliers by key (keys are 1..suppliers), then the answer's row count: one memset
+    # zeroes both before the pass (a buffer of 800 KB at SF10).
+    revenue = torch.zeros(suppliers + 2, dtype=torch.int64, device=device)
+    count = revenue[suppliers + 1 :]
     n = lineitem["l_suppkey"].numel()
     programs = max(1, min(PROGRAMS, triton.cdiv(n, BLOCK)))
     _q15_lines[(programs,)](
@@ -116,12 +103,12 @@ def run_query(tables, date="1996-01-01"):
     )
     tiles = triton.cdiv(suppliers, KEY_BLOCK)
     maxima = torch.empty(tiles, dtype=torch.int64, device=device)
-    _q15_max[(tiles,)](revenue, maxima, suppliers, KEY_BLOCK=KEY_BLOCK)
+    _q15_max[(tiles,)](supplier["s_suppkey"], revenue, maxima, suppliers, KEY_BLOCK=KEY_BLOCK)
     out_key = torch.empty(suppliers, dtype=torch.int64, device=device)
     out_row = torch.empty(suppliers, dtype=torch.int64, device=device)
     out_revenue = torch.empty(suppliers, dtype=torch.float64, device=device)
     _q15_select[(tiles,)](
-        revenue, row_of, maxima, count, out_key, out_row, out_revenue, suppliers, tiles,
+        supplier["s_suppkey"], revenue, maxima, count, out_key, out_row, out_revenue, suppliers, tiles,
         KEY_BLOCK=KEY_BLOCK, TILE_BLOCK=triton.next_power_of_2(tiles),
     )
     found = int(count.item())  # the one synchronization: the result's size

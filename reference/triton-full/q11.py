@@ -10,14 +10,16 @@ The HAVING compares a part's value with a fraction of the nation's total, so a f
 could flip a part at the boundary: as in the TorchPlan, values are summed exactly in int64 cents
 (supplycost x 100 x availqty) and the fraction num/den is compared as value x den > total x num.
 The query is small (8M partsupp rows at SF10, a 0.06 ms floor), so the launches and the one
-synchronization are most of its time: five kernels, one read of the count.
+synchronization are most of its time: three kernels, one read of the count (two more kernels order
+the answer when it has rows: at SF10 the unscaled fraction leaves none).
 
 1. `_q11_suppliers`: a flag per supplier key (its nation's name, the 25 nation rows read by each tile);
    the same launch zeroes the per-part values (part keys are dense 1..P, P = partsupp rows / 4).
 2. `_q11_partsupp`: one pass over partsupp; a row of a flagged supplier adds its cents to its part
-   (int64 atomics spread over all parts) and to its program's partial total.
-3. `_q11_select`: every tile reads all partial totals (a few hundred), so each knows the total, and
-   appends its parts over the fraction (one atomic per tile reserves the places).
+   (int64 atomics spread over all parts); each program adds its sum to the total (integer atomics are
+   exact in any order).
+3. `_q11_select`: per tile of part keys, the parts over the fraction appended (one atomic per tile
+   reserves the places).
 The host reads the count (it sizes the result); then `_q11_rank` counts, for each answer row, the rows
 before it in ORDER BY value DESC (tiles of pairs, no loop), and `_q11_place` puts each at its rank.
 """
@@ -29,33 +31,36 @@ import triton
 import triton.language as tl
 
 BLOCK = 1024
-PROGRAMS = 264  # 2 per H200 multiprocessor; each program strides over TILES blocks of rows
+PROGRAMS = 1 << 20  # programs of the partsupp pass (each strides over TILES blocks): one block each at SF10
 RANK_BLOCK = 64  # answer rows per side of a _q11_rank tile
 
 
 @triton.jit(do_not_specialize=["nation"])  # a parameter: no compile per value
 def _q11_suppliers(
-    s_suppkey, s_nationkey, n_nationkey, n_name, supp_ok, value, count, suppliers, part_slots, nations,
+    s_suppkey, s_nationkey, n_nationkey, n_name, supp_ok, value, counters, suppliers, part_slots, nations,
     nation, BLOCK: tl.constexpr, NATION_BLOCK: tl.constexpr,
 ):
     pid = tl.program_id(0)
     offs = pid * BLOCK + tl.arange(0, BLOCK)
-    inside = offs < suppliers
-    key = tl.load(s_suppkey + offs, mask=inside, other=0)
-    nk = tl.load(s_nationkey + offs, mask=inside, other=-1)
-    j = tl.arange(0, NATION_BLOCK)
-    nat_key = tl.load(n_nationkey + j, mask=j < nations, other=-2)
-    nat_ok = (tl.load(n_name + j, mask=j < nations, other=-2) == nation) & (j < nations)
-    hit = (nk[:, None] == nat_key[None, :]) & nat_ok[None, :]
-    ok = inside & (tl.max(hit.to(tl.int32), axis=1) > 0)
-    tl.store(supp_ok + key, ok.to(tl.int8), mask=inside)
     tl.store(value + offs, tl.zeros([BLOCK], dtype=tl.int64), mask=offs < part_slots)
-    tl.store(count + tl.arange(0, 1), tl.zeros([1], dtype=tl.int32), mask=(tl.arange(0, 1) == 0) & (pid == 0))
+    if pid * BLOCK < suppliers:  # the first tiles only: the grid also covers the part keys
+        inside = offs < suppliers
+        key = tl.load(s_suppkey + offs, mask=inside, other=0)
+        nk = tl.load(s_nationkey + offs, mask=inside, other=-1)
+        j = tl.arange(0, NATION_BLOCK)
+        nat_key = tl.load(n_nationkey + j, mask=j < nations, other=-2)
+        nat_ok = (tl.load(n_name + j, mask=j < nations, other=-2) == nation) & (j < nations)
+        hit = (nk[:, None] == nat_key[None, :]) & nat_ok[None, :]
+        ok = inside & (tl.max(hit.to(tl.int32), axis=1) > 0)
+        tl.store(supp_ok + key, ok.to(tl.int8), mask=inside)
+    # counters: the nation's total value (int64 cents), the answer's row count.
+    two = tl.arange(0, 2)
+    tl.store(counters + two, tl.zeros([2], dtype=tl.int64), mask=(two < 2) & (pid == 0))
 
 
 @triton.jit
 def _q11_partsupp(
-    ps_partkey, ps_suppkey, ps_supplycost, ps_availqty, supp_ok, value, partials, n,
+    ps_partkey, ps_suppkey, ps_supplycost, ps_availqty, supp_ok, value, counters, n,
     TILES: tl.constexpr, BLOCK: tl.constexpr,
 ):
     pid = tl.program_id(0)
@@ -75,24 +80,23 @@ def _q11_partsupp(
         cents = tl.where(ok, (cost * 100 + 0.5).to(tl.int64) * avail, 0)
         tl.atomic_add(value + pk, cents, mask=ok, sem="relaxed")
         total += cents
-    tl.store(partials + pid, tl.sum(total, axis=0))
+    # Integer sums are exact in any order: one atomic per program gives the total.
+    tl.atomic_add(counters, tl.sum(total, axis=0), sem="relaxed")
 
 
 @triton.jit(do_not_specialize=["num", "den"])
 def _q11_select(
-    value, partials, count, out_key, out_value, rank, parts, programs, num, den,
-    BLOCK: tl.constexpr, PARTIAL_BLOCK: tl.constexpr,
+    value, counters, out_key, out_value, rank, parts, num, den, BLOCK: tl.constexpr,
 ):
-    p = tl.arange(0, PARTIAL_BLOCK)
-    total = tl.sum(tl.load(partials + p, mask=p < programs, other=0), axis=0)
+    total = tl.load(counters)
     offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
     inside = offs < parts
     key = (offs + 1).to(tl.int64)  # keys 1..parts
     v = tl.load(value + key, mask=inside, other=0)
     sel = inside & (v * den > total * num)
-    flag = sel.to(tl.int32)
+    flag = sel.to(tl.int64)
     place = tl.cumsum(flag, axis=0) - flag
-    at = tl.atomic_add(count, tl.sum(flag, axis=0)) + place
+    at = tl.atomic_add(counters + 1, tl.sum(flag, axis=0)) + place
     tl.store(out_key + at, key, mask=sel)
     tl.store(out_value + at, v, mask=sel)
     tl.store(rank + at, tl.zeros([BLOCK], dtype=tl.int32), mask=sel)
@@ -150,26 +154,24 @@ def run_query(tables, nation="GERMANY", fraction="0.0001000000"):
 
     supp_ok = torch.empty(suppliers + 1, dtype=torch.int8, device=device)
     value = torch.empty(parts + 1, dtype=torch.int64, device=device)
-    count = torch.empty(1, dtype=torch.int32, device=device)
+    counters = torch.empty(2, dtype=torch.int64, device=device)
     _q11_suppliers[(triton.cdiv(max(suppliers, parts + 1), BLOCK),)](
         supplier["s_suppkey"], supplier["s_nationkey"], nations["n_nationkey"], nations["n_name"],
-        supp_ok, value, count, suppliers, parts + 1, n_nations, nation_code,
+        supp_ok, value, counters, suppliers, parts + 1, n_nations, nation_code,
         BLOCK=BLOCK, NATION_BLOCK=triton.next_power_of_2(n_nations),
     )
     programs = max(1, min(PROGRAMS, triton.cdiv(rows, BLOCK)))
-    partials = torch.empty(programs, dtype=torch.int64, device=device)
     _q11_partsupp[(programs,)](
         partsupp["ps_partkey"], partsupp["ps_suppkey"], partsupp["ps_supplycost"], partsupp["ps_availqty"],
-        supp_ok, value, partials, rows, TILES=triton.cdiv(triton.cdiv(rows, BLOCK), programs), BLOCK=BLOCK,
+        supp_ok, value, counters, rows, TILES=triton.cdiv(triton.cdiv(rows, BLOCK), programs), BLOCK=BLOCK,
     )
     out_key = torch.empty(parts, dtype=torch.int64, device=device)
     out_value = torch.empty(parts, dtype=torch.int64, device=device)
     rank = torch.empty(parts, dtype=torch.int32, device=device)
     _q11_select[(triton.cdiv(parts, BLOCK),)](
-        value, partials, count, out_key, out_value, rank, parts, programs, num, den,
-        BLOCK=BLOCK, PARTIAL_BLOCK=triton.next_power_of_2(programs),
+        value, counters, out_key, out_value, rank, parts, num, den, BLOCK=BLOCK,
     )
-    m = int(count.item())  # the one synchronization: the result's size
+    m = int(counters[1].item())  # the one synchronization: the result's size
     result_key = torch.empty(m, dtype=torch.int64, device=device)
     result_value = torch.empty(m, dtype=torch.float64, device=device)
     if m > 0:

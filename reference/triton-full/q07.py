@@ -25,7 +25,7 @@ from evaluator.tpch.encoding import date_to_days
 
 BLOCK = 1024
 DIM_BLOCK = 256  # rows per tile in the dimension pass: each is compared with 32 nations at once
-PROGRAMS = 1056  # 8 per H200 multiprocessor: enough loads in flight behind the dependent gathers
+PROGRAMS = 528  # 4 per H200 multiprocessor: one wave at up to 128 registers a thread
 CPU_PROGRAMS = 8  # Triton's interpreter runs programs one after another: few, long ones are faster
 NATION_BLOCK = 32  # nation has 25 rows
 SLOTS = 4  # (supplier side, year)

@@ -24,7 +24,7 @@ import triton.language as tl
 from evaluator.tpch.encoding import add_months, parse_date
 
 BLOCK = 1024
-PROGRAMS = 1056  # 8 per H200 multiprocessor: enough loads in flight behind the dependent gathers
+PROGRAMS = 528  # 4 per H200 multiprocessor: one wave at up to 128 registers a thread
 CPU_PROGRAMS = 8  # Triton's interpreter runs programs one after another: few, long ones are faster
 TOP_BLOCK = 4096  # customer keys per candidate tile
 NATION_BLOCK = 32  # nation has 25 rows

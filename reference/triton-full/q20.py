@@ -14,15 +14,15 @@ of a ':color%' part and a supplier of the nation (~3.5K of 8M at SF10). Part key
 part has 4 partsupp rows (spec 4.2.5), so a candidate's (partkey, suppkey) pair gets one of 4 slots at
 its part key: the correlated SUM is then a slot lookup for each lineitem row that can reach one.
 
-1. `_q20_parts`: a flag per part key (the LIKE prefix compared on the p_name bytes, the prefix passed
-   as int64 words: no host-to-device copy); a flagged part's 4 slots are emptied.
-2. `_q20_suppliers`: a flag per supplier key (its nation's name, the 25 nation rows read by each tile).
-3. `_q20_partsupp`: each candidate row takes a slot at its part key (an atomic counter per part).
-4. `_q20_lines`: one pass over lineitem (whole columns read); a row in the year of a flagged part and
+1. `_q20_keys`, one launch for both key tables: a flag per part key (the LIKE prefix compared on the
+   p_name bytes, the prefix passed as int64 words: no host-to-device copy), a flagged part's 4 slots
+   emptied; a flag per supplier key (its nation's name, the 25 nation rows read by each tile).
+2. `_q20_partsupp`: each candidate row takes a slot at its part key (an atomic counter per part).
+3. `_q20_lines`: one pass over lineitem (whole columns read); a row in the year of a flagged part and
    supplier finds its slot and adds (1 << 32) + quantity (count and sum in one int64 atomic).
-5. `_q20_slots`: per flagged part, a slot qualifies when it has lines and 2 * availqty > sum (exact:
+4. `_q20_slots`: per flagged part, a slot qualifies when it has lines and 2 * availqty > sum (exact:
    quantities are whole numbers); its supplier is marked.
-6. `_q20_select`: marked suppliers appended (one atomic per tile), each with its s_name packed into
+5. `_q20_select`: marked suppliers appended (one atomic per tile), each with its s_name packed into
    big-endian int64 words, so that comparing words compares bytes.
 The host reads the count (the one synchronization: it sizes the result); then `_q20_rank` counts, for
 each answer row, the rows before it in s_name order (tiles of pairs, no loop), and `_q20_place` puts
@@ -36,7 +36,10 @@ import triton.language as tl
 from evaluator.tpch.encoding import add_months, parse_date
 
 BLOCK = 1024
-PROGRAMS = 264  # 2 per H200 multiprocessor; each program strides over TILES blocks of rows
+PROGRAMS = 1 << 20  # programs of the partsupp and lineitem passes (each strides over TILES blocks)
+SLOT_PROGRAMS = 1 << 20  # programs of _q20_slots
+PART_ROWS = 256  # part rows per tile of _q20_keys (x 16 prefix bytes)
+SELECT_ROWS = 128  # supplier rows per tile of _q20_select (x 32 name bytes)
 SLOTS = 4  # partsupp rows per part (spec 4.2.5)
 PART_BLOCK = 256  # part keys per tile in _q20_slots (x SLOTS)
 RANK_BLOCK = 64  # answer rows per side of a _q20_rank tile
@@ -44,24 +47,25 @@ PREFIX_WORDS = 8  # the LIKE prefix as up to 8 int64 words: 64 bytes, wider than
 COUNT_SHIFT = 32
 
 
-@triton.jit(do_not_specialize=["length", "w0", "w1", "w2", "w3", "w4", "w5", "w6", "w7"])
-def _q20_parts(
-    p_partkey, p_name, part_ok, slot_supp, slot_qty, slot_count, n, width, length,
+@triton.jit
+def _part_flags(
+    tile, p_partkey, p_name, part_ok, slot_supp, slot_qty, slot_count, n, width, length,
     w0, w1, w2, w3, w4, w5, w6, w7,
     BLOCK: tl.constexpr, PREFIX_COLS: tl.constexpr, SLOTS: tl.constexpr,
 ):
-    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    offs = tile * BLOCK + tl.arange(0, BLOCK)
     inside = offs < n
     key = tl.load(p_partkey + offs, mask=inside, other=0)
     cols = tl.arange(0, PREFIX_COLS)
     # The prefix's byte at each column, from its little-endian words.
     word = tl.where(cols < 8, w0, tl.where(cols < 16, w1, tl.where(cols < 24, w2, tl.where(cols < 32, w3,
            tl.where(cols < 40, w4, tl.where(cols < 48, w5, tl.where(cols < 56, w6, w7))))))).to(tl.int64)
-    want = (word >> ((cols % 8) * 8).to(tl.int64)) & 0xFF
+    want = ((word >> ((cols % 8) * 8).to(tl.int64)) & 0xFF).to(tl.int32)
     used = cols < length
+    # Only the prefix's bytes are loaded (masked lanes issue no access).
     text = tl.load(p_name + offs.to(tl.int64)[:, None] * width + cols[None, :],
                    mask=inside[:, None] & used[None, :] & (cols[None, :] < width), other=0)
-    differ = tl.sum((used[None, :] & (text.to(tl.int64) != want[None, :])).to(tl.int32), axis=1)
+    differ = tl.sum((used[None, :] & (text.to(tl.int32) != want[None, :])).to(tl.int32), axis=1)
     ok = inside & (differ == 0) & (length <= width)
     tl.store(part_ok + key, ok.to(tl.int8), mask=inside)
     tl.store(slot_count + key, tl.zeros([BLOCK], dtype=tl.int32), mask=ok)
@@ -71,13 +75,12 @@ def _q20_parts(
     tl.store(slot_qty + slot, tl.zeros([BLOCK, SLOTS], dtype=tl.int64), mask=ok[:, None])
 
 
-@triton.jit(do_not_specialize=["nation"])
-def _q20_suppliers(
-    s_suppkey, s_nationkey, n_nationkey, n_name, supp_ok, marked, count, n, nations, nation,
+@triton.jit
+def _supplier_flags(
+    tile, s_suppkey, s_nationkey, n_nationkey, n_name, supp_ok, marked, count, n, nations, nation,
     BLOCK: tl.constexpr, NATION_BLOCK: tl.constexpr,
 ):
-    pid = tl.program_id(0)
-    offs = pid * BLOCK + tl.arange(0, BLOCK)
+    offs = tile * BLOCK + tl.arange(0, BLOCK)
     inside = offs < n
     key = tl.load(s_suppkey + offs, mask=inside, other=0)
     nk = tl.load(s_nationkey + offs, mask=inside, other=-1)
@@ -88,7 +91,26 @@ def _q20_suppliers(
     ok = inside & (tl.max(hit.to(tl.int32), axis=1) > 0)
     tl.store(supp_ok + key, ok.to(tl.int8), mask=inside)
     tl.store(marked + key, tl.zeros([BLOCK], dtype=tl.int8), mask=inside)
-    tl.store(count + tl.arange(0, 1), tl.zeros([1], dtype=tl.int32), mask=(tl.arange(0, 1) == 0) & (pid == 0))
+    tl.store(count + tl.arange(0, 1), tl.zeros([1], dtype=tl.int32), mask=(tl.arange(0, 1) == 0) & (tile == 0))
+
+
+@triton.jit(do_not_specialize=["length", "w0", "w1", "w2", "w3", "w4", "w5", "w6", "w7", "nation"])
+def _q20_keys(
+    p_partkey, p_name, part_ok, slot_supp, slot_qty, slot_count, parts, width, length,
+    w0, w1, w2, w3, w4, w5, w6, w7,
+    s_suppkey, s_nationkey, n_nationkey, n_name, supp_ok, marked, count, suppliers, nations, nation,
+    part_tiles,
+    PART_ROWS: tl.constexpr, PREFIX_COLS: tl.constexpr, SLOTS: tl.constexpr,
+    BLOCK: tl.constexpr, NATION_BLOCK: tl.constexpr,
+):
+    # One launch for both key tables: the first part_tiles programs flag parts, the rest suppliers.
+    pid = tl.program_id(0)
+    if pid < part_tiles:
+        _part_flags(pid, p_partkey, p_name, part_ok, slot_supp, slot_qty, slot_count, parts, width, length,
+                    w0, w1, w2, w3, w4, w5, w6, w7, PART_ROWS, PREFIX_COLS, SLOTS)
+    else:
+        _supplier_flags(pid - part_tiles, s_suppkey, s_nationkey, n_nationkey, n_name, supp_ok, marked, count,
+                        suppliers, nations, nation, BLOCK, NATION_BLOCK)
 
 
 @triton.jit
@@ -235,20 +257,19 @@ def run_query(tables, color="forest", date="1994-01-01", nation="CANADA"):
     slot_avail = torch.empty((parts + 1) * SLOTS, dtype=torch.int64, device=device)
     slot_qty = torch.empty((parts + 1) * SLOTS, dtype=torch.int64, device=device)
     slot_count = torch.empty(parts + 1, dtype=torch.int32, device=device)
-    _q20_parts[(triton.cdiv(parts, BLOCK),)](
-        part["p_partkey"], p_name, part_ok, slot_supp, slot_qty, slot_count, parts, width, len(prefix),
-        *_prefix_words(prefix), BLOCK=BLOCK, PREFIX_COLS=prefix_cols, SLOTS=SLOTS,
-    )
-
     names = nation_table.dictionary("n_name")
     nation_code = names.index(nation) if nation in names else -3  # -2 pads the nation tile
     nations = nation_table["n_nationkey"].numel()
     supp_ok = torch.empty(suppliers + 1, dtype=torch.int8, device=device)
     marked = torch.empty(suppliers + 1, dtype=torch.int8, device=device)
     count = torch.empty(1, dtype=torch.int32, device=device)
-    _q20_suppliers[(triton.cdiv(suppliers, BLOCK),)](
+    part_tiles = triton.cdiv(parts, PART_ROWS)
+    _q20_keys[(part_tiles + triton.cdiv(suppliers, BLOCK),)](
+        part["p_partkey"], p_name, part_ok, slot_supp, slot_qty, slot_count, parts, width, len(prefix),
+        *_prefix_words(prefix),
         supplier["s_suppkey"], supplier["s_nationkey"], nation_table["n_nationkey"], nation_table["n_name"],
-        supp_ok, marked, count, suppliers, nations, nation_code,
+        supp_ok, marked, count, suppliers, nations, nation_code, part_tiles,
+        PART_ROWS=PART_ROWS, PREFIX_COLS=prefix_cols, SLOTS=SLOTS,
         BLOCK=BLOCK, NATION_BLOCK=triton.next_power_of_2(nations),
     )
 
@@ -268,7 +289,7 @@ def run_query(tables, color="forest", date="1994-01-01", nation="CANADA"):
         TILES=triton.cdiv(triton.cdiv(n, BLOCK), programs), BLOCK=BLOCK, SLOTS=SLOTS, COUNT_SHIFT=COUNT_SHIFT,
     )
 
-    programs = max(1, min(PROGRAMS, triton.cdiv(parts, PART_BLOCK)))
+    programs = max(1, min(SLOT_PROGRAMS, triton.cdiv(parts, PART_BLOCK)))
     _q20_slots[(programs,)](
         part_ok, slot_supp, slot_avail, slot_qty, marked, parts,
         TILES=triton.cdiv(triton.cdiv(parts, PART_BLOCK), programs), PART_BLOCK=PART_BLOCK, SLOTS=SLOTS,
@@ -281,9 +302,9 @@ def run_query(tables, color="forest", date="1994-01-01", nation="CANADA"):
     out_row = torch.empty(suppliers, dtype=torch.int64, device=device)
     words = torch.empty(suppliers * words_per_name, dtype=torch.int64, device=device)
     rank = torch.empty(suppliers, dtype=torch.int32, device=device)
-    _q20_select[(triton.cdiv(suppliers, BLOCK),)](
+    _q20_select[(triton.cdiv(suppliers, SELECT_ROWS),)](
         supplier["s_suppkey"], s_name, marked, count, out_row, words, rank, suppliers, s_name.shape[1],
-        BLOCK=BLOCK, NAME_COLS=name_cols, WORDS=words_per_name,
+        BLOCK=SELECT_ROWS, NAME_COLS=name_cols, WORDS=words_per_name,
     )
     m = int(count.item())  # the one synchronization: the result's size
     result = torch.empty(m, dtype=torch.int64, device=device)

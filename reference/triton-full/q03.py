@@ -2,8 +2,8 @@
 
 1. `_q03_customers`: a flag per customer key, c_mktsegment = segment.
 2. `_q03_orders`: per order row, its row number at its order key when the order qualifies (customer
-   flag, o_orderdate < date), else -1; the row's revenue set to 0. Keys never written are never read:
-   every l_orderkey is an order's key, so neither table needs filling first.
+   flag, o_orderdate < date), else -1; a qualifying row's revenue set to 0. Keys never written are
+   never read: every l_orderkey is an order's key, so neither table needs filling first.
 3. `_q03_lines`: per lineitem row shipped after `date`, its revenue added to its order's row (float64
    atomics, a few rows per order: no contention to speak of). The atomic returns the old sum: the one
    line that finds 0 appends its order's row to a list (about 1% of the orders qualify), so the top
@@ -45,22 +45,26 @@ def _q03_customers(c_custkey, c_mktsegment, customer_ok, segment, n, BLOCK: tl.c
 @triton.jit
 def _q03_orders(
     o_orderkey, o_custkey, o_orderdate, o_shippriority, customer_ok, order_row, revenue, touched_count,
-    date, n, TILES: tl.constexpr, BLOCK: tl.constexpr,
+    digest, date, n, TILES: tl.constexpr, BLOCK: tl.constexpr,
 ):  # fmt: skip
     pid = tl.program_id(0)
     tl.store(touched_count + pid * 0, 0, mask=pid == 0)
+    seen = tl.zeros([BLOCK], dtype=tl.int64)
     for tile in range(0, TILES):
         offs = (pid + tile * tl.num_programs(0)) * BLOCK + tl.arange(0, BLOCK)
         inside = offs < n
         key = tl.load(o_orderkey + offs, mask=inside, other=0)
         cust = tl.load(o_custkey + offs, mask=inside, other=0)
         od = tl.load(o_orderdate + offs, mask=inside, other=0)
-        # o_shippriority is read whole, as the bandwidth floor counts it; only the final 10 need it,
-        # so its value enters here as zero (x * 0.0 is not folded away: NaN and -0.0 forbid it).
-        prio = tl.load(o_shippriority + offs, mask=inside, other=0)
+        # o_shippriority is read whole, as the bandwidth floor counts it, into a digest nobody uses:
+        # only the final 10 need its values.
+        seen ^= tl.load(o_shippriority + offs, mask=inside, other=0)
         ok = (tl.load(customer_ok + cust, mask=inside, other=0) != 0) & (od < date)
         tl.store(order_row + key, tl.where(ok, offs, -1), mask=inside)
-        tl.store(revenue + offs, prio.to(tl.float64) * 0.0, mask=inside)
+        # Only qualifying orders take atomics, and only listed ones are read: the others' revenue
+        # stays unwritten (about 8% of the rows are written).
+        tl.store(revenue + offs, tl.zeros([BLOCK], dtype=tl.float64), mask=ok)
+    tl.store(digest + pid, tl.xor_sum(seen, axis=0))
 
 
 @triton.jit
@@ -176,9 +180,10 @@ def run_query(tables, segment="BUILDING", date="1995-03-15"):
     touched = torch.empty(n_orders, dtype=torch.int32, device=device)
     touched_count = torch.empty(1, dtype=torch.int32, device=device)
     programs, tiles = _grid(n_orders, device)
+    digest = torch.empty(programs, dtype=torch.int64, device=device)
     _q03_orders[(programs,)](
         orders["o_orderkey"], orders["o_custkey"], orders["o_orderdate"], orders["o_shippriority"],
-        customer_ok, order_row, revenue, touched_count, day, n_orders, TILES=tiles, BLOCK=BLOCK,
+        customer_ok, order_row, revenue, touched_count, digest, day, n_orders, TILES=tiles, BLOCK=BLOCK,
     )  # fmt: skip
     programs, tiles = _grid(lines, device)
     _q03_lines[(programs,)](

@@ -1,6 +1,7 @@
 """The composed stack on a real container engine: images built, services started on loopback, a kernel set
 uploaded through the API by a new user, evaluated by two CPU workers registered as two hardware (each on
-its own queue of the real Redis broker, each taking only its own run), its results read back published.
+its own queue of the real Redis broker, each taking only its own run), its results read back published;
+then a worker container killed mid-run and started again, its run queued again and evaluated to the end.
 
 Needs podman with podman-compose (CONTAINERS_CONF=docker/containers.conf: runc and explicit ulimits) or
 docker with its compose plugin; skips, saying which, where neither is installed. The images are built by
@@ -31,6 +32,20 @@ import pytest
 ROOT = Path(__file__).resolve().parents[2]
 KERNEL_SET = ROOT / "examples" / "triton-q06-full"
 IMAGES = ("web", "worker", "postgres", "redis")
+LEASE_S = 12
+SECOND_WORKER = "cpu-second-cpu-worker"  # worker-b's hardware (DKB_HARDWARE_NAME)
+# Q6 in SLOW_S per call (answered wrongly): long enough to kill the worker while it runs. Triton admission
+# allows datetime, not time.
+SLOW_S = 20
+SLOW = f"""import datetime
+
+
+def run_query(tables, **params):
+    end = datetime.datetime.now() + datetime.timedelta(seconds={SLOW_S})
+    while datetime.datetime.now() < end:
+        pass
+    return {{}}
+"""
 
 
 def missing_engine() -> str | None:
@@ -107,6 +122,9 @@ def stack() -> Iterator[Stack]:
         "DKB_PORT": str(port),
         "DKB_EVAL_TIMEOUT_S": "600",
         "COMPOSE_PROFILES": "cpu-b",  # a second CPU worker on a queue of its own
+        # A killed worker's run is queued again within a minute or two, not the production 10-12.
+        "DKB_WORKER_LEASE_S": str(LEASE_S),
+        "DKB_RECLAIM_EVERY_MIN": "1",
     }
     stack = Stack(env=env, url=f"http://127.0.0.1:{port}")
     try:
@@ -133,12 +151,12 @@ def wait_for(ready: Any, *, timeout: float, what: str) -> Any:
         time.sleep(2)
 
 
-def test_an_api_upload_is_evaluated_by_each_hardwares_worker_and_its_result_published(stack: Stack) -> None:
-    hardware = wait_for(
+@pytest.fixture(scope="module")
+def token(stack: Stack) -> str:
+    """The API token of a new user, "deployer", once both workers have registered their hardware."""
+    wait_for(
         lambda: len(stack.get("/api/hardware/")["results"]) == 2, timeout=300, what="both workers' hardware"
     )
-    hardware = {h["slug"]: h for h in stack.get("/api/hardware/")["results"]}
-    assert {h["device"] for h in hardware.values()} == {"cpu"} and "cpu-second-cpu-worker" in hardware
     made = stack.manage(
         "shell",
         "-c",
@@ -148,7 +166,14 @@ def test_an_api_upload_is_evaluated_by_each_hardwares_worker_and_its_result_publ
     )
     found = re.search(r"token ([0-9a-f]{40})", made)  # the engine may add its own lines (and \r) around it
     assert found, made
-    token = found.group(1)
+    return found.group(1)
+
+
+def test_an_api_upload_is_evaluated_by_each_hardwares_worker_and_its_result_published(
+    stack: Stack, token: str
+) -> None:
+    hardware = {h["slug"]: h for h in stack.get("/api/hardware/")["results"]}
+    assert {h["device"] for h in hardware.values()} == {"cpu"} and SECOND_WORKER in hardware
 
     submit = subprocess.run(
         [
@@ -190,7 +215,52 @@ def test_an_api_upload_is_evaluated_by_each_hardwares_worker_and_its_result_publ
     # Routing on the real Redis broker: each worker took its own hardware's run and not the other's.
     by_worker = {service: stack.compose("logs", service).stdout for service in ("worker", "worker-b")}
     for run in runs:
-        mine = "worker-b" if run["hardware"] == "cpu-second-cpu-worker" else "worker"
+        mine = "worker-b" if run["hardware"] == SECOND_WORKER else "worker"
         theirs = "worker" if mine == "worker-b" else "worker-b"
         task = f"evaluate-run-{run['id']}"
         assert task in by_worker[mine] and task not in by_worker[theirs], (run, by_worker)
+
+
+def test_a_worker_container_killed_mid_run_has_its_run_evaluated_to_the_end_once_it_runs_again(
+    stack: Stack, token: str, tmp_path: Path
+) -> None:
+    kernels = tmp_path / "slow-q06"
+    kernels.mkdir()
+    shutil.copy(KERNEL_SET / "manifest.json", kernels)
+    (kernels / "q06.py").write_text(SLOW)
+    upload = subprocess.run(
+        [sys.executable, "-m", "evaluator", "submit", str(kernels), "--server", stack.url, "--token", token]
+        + ["--kind", "feedback", "--no-wait"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=ROOT,
+    )
+    found = re.search(r"submission #(\d+)", upload.stdout)
+    assert upload.returncode == 0 and found, upload.stdout[-3000:] + upload.stderr[-3000:]
+    runs = stack.get(f"/api/runs/?submission={found.group(1)}", token)["results"]
+    (killed,) = [run["id"] for run in runs if run["hardware"] != SECOND_WORKER]
+    (other,) = [run["id"] for run in runs if run["hardware"] == SECOND_WORKER]
+
+    def run(run_id: int) -> Any:
+        return stack.get(f"/api/runs/{run_id}/", token)
+
+    def in_q6() -> bool:
+        progress = run(killed)["progress"] or {}
+        return progress.get("query") == 6 and progress.get("phase") == "started"
+
+    wait_for(in_q6, timeout=300, what="the worker at Q6")
+    time.sleep(5)  # its runner started: killed mid-query
+    stack.compose("kill", "worker", timeout=120)
+    assert run(killed)["status"] == "running"
+    stack.compose("start", "worker", timeout=120)
+
+    # The lease runs out, the reclaim (every minute) queues it again, the worker started again evaluates it.
+    done = wait_for(lambda: run(killed)["final"] and run(killed), timeout=420, what="the killed run")
+    assert (done["status"], done["attempts"]) == ("succeeded", 2), done
+    (lost,) = done["lost_attempts"]
+    assert lost["attempt"] == 1 and "lost: no lease renewal" in lost["reason"]
+    assert [q["status"] for q in done["report"]["queries"]] == ["wrong_answer"]
+    # The other worker's run went on undisturbed, once.
+    untouched = wait_for(lambda: run(other)["final"] and run(other), timeout=300, what="worker-b's run")
+    assert (untouched["status"], untouched["attempts"], untouched["lost_attempts"]) == ("succeeded", 1, [])

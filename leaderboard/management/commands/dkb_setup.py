@@ -44,14 +44,23 @@ class Command(BaseCommand):
             user.set_unusable_password()
             user.save()
         self.stdout.write(f"user {DEMO_USER}: {'created' if created else 'exists'}")
-        # A worker killed mid-run leaves its run "running"; the workers queue such runs again.
+        # A worker killed mid-run leaves its run "running"; the workers queue such runs again. django-q2
+        # runs a schedule without a cluster only in the cluster named like the site (Q_CLUSTER's name),
+        # which no hardware worker is: each worker's queue gets a schedule of its own.
+        queue = os.environ.get("Q_CLUSTER_NAME") or None
         every = settings.DKB_RECLAIM_EVERY_MIN
         Schedule.objects.update_or_create(
             func=services.RECLAIM_TASK,
-            defaults={"name": "reclaim stale runs", "schedule_type": Schedule.MINUTES, "minutes": every},
+            cluster=queue,
+            defaults={
+                "name": f"reclaim stale runs ({queue or settings.Q_CLUSTER['name']})",
+                "schedule_type": Schedule.MINUTES,
+                "minutes": every,
+            },
         )
         self.stdout.write(
             f"schedule: runs of lost workers are queued again (or failed) every {every} minute(s)"
+            + (f", by queue {queue}" if queue else "")
         )
 
     def _hardware(self) -> None:

@@ -49,12 +49,22 @@ def _comment_hits(s_comment, rows, inside, nbytes, p_lo, p_mid, p_hi, m_lo, m_mi
     j = tl.arange(0, JW)
     w = w0[:, None] + j[None, :]
     ok = inside[:, None]
-    # Whole rows are read (mask `inside`); the last 0-3 bytes of the matrix, past its last whole word,
-    # are never part of a match (comments are zero-padded, and the last byte is always padding).
-    a = tl.load(words + w, mask=ok & (w < nfull), other=0).to(tl.uint32, bitcast=True)
-    b = tl.load(words + w + 1, mask=ok & (w + 1 < nfull), other=0).to(tl.uint32, bitcast=True)
-    c = tl.load(words + w + 2, mask=ok & (w + 2 < nfull), other=0).to(tl.uint32, bitcast=True)
-    d = tl.load(words + w + 3, mask=ok & (w + 3 < nfull), other=0).to(tl.uint32, bitcast=True)
+    # The matrix's last 1-3 bytes, when its size is not a multiple of 4, as one zero-padded word.
+    t0 = tl.load(s_comment + nfull * 4, mask=nfull * 4 < nbytes, other=0).to(tl.int32)
+    t1 = tl.load(s_comment + nfull * 4 + 1, mask=nfull * 4 + 1 < nbytes, other=0).to(tl.int32)
+    t2 = tl.load(s_comment + nfull * 4 + 2, mask=nfull * 4 + 2 < nbytes, other=0).to(tl.int32)
+    tail = t0 | (t1 << 8) | (t2 << 16)
+    # Whole rows are read (mask `inside`): the floor counts every byte of the column.
+    a = tl.where(w == nfull, tail, tl.load(words + w, mask=ok & (w < nfull), other=0)).to(tl.uint32, bitcast=True)
+    b = tl.where(w + 1 == nfull, tail, tl.load(words + w + 1, mask=ok & (w + 1 < nfull), other=0)).to(
+        tl.uint32, bitcast=True
+    )
+    c = tl.where(w + 2 == nfull, tail, tl.load(words + w + 2, mask=ok & (w + 2 < nfull), other=0)).to(
+        tl.uint32, bitcast=True
+    )
+    d = tl.where(w + 3 == nfull, tail, tl.load(words + w + 3, mask=ok & (w + 3 < nfull), other=0)).to(
+        tl.uint32, bitcast=True
+    )
     best = tl.full([JW], 127 if FIRST else -1, tl.int32)[None, :] + tl.zeros_like(w).to(tl.int32)
     for s in tl.static_range(4):
         if s == 0:

@@ -194,6 +194,8 @@ def test_a_run_whose_worker_is_lost_on_every_attempt_fails_saying_so_and_a_lost_
 
     first = services.evaluation_claim(run_id=run.pk, backend="bubblewrap", worker="host-a:11")
     assert first is not None and services.evaluation_reclaim_stale(now=later) == 1
+    page = uploader_client.get(run.get_absolute_url()).content.decode()
+    assert "Queued again for attempt 2 of at most 2." in page and "worker host-a:11 lost" in page
     second = services.evaluation_claim(run_id=run.pk, backend="bubblewrap", worker="host-b:22")
     assert second is not None and second.attempts == 2
 

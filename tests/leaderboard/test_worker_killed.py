@@ -57,19 +57,44 @@ def run_query(tables, **params):
 LEASE_S = 4  # the workers renew it every second
 
 
-def sandboxes_of(run_id: int, slug: str = "") -> list[int]:
-    """Pids of the bubblewrap processes running a kernel of this run (its kernel folder is bound in),
-    for one query's runner (its scratch folder `dkb-<slug>-...`) when a slug is given."""
+def parent_of(pid: int) -> int:
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return 0
+    return int(stat.rsplit(")", 1)[1].split()[1])  # after the command's name, which may hold spaces
+
+
+def sandboxes_of(worker: int, slug: str = "") -> list[int]:
+    """Pids of the bubblewrap processes the worker started (for one query's runner, its scratch folder
+    `dkb-<slug>-...`, when a slug is given). By ancestry, not by run id: other sessions on this machine
+    evaluate runs of the same ids on test databases of their own."""
     pids = []
     for proc in Path("/proc").iterdir():
         try:
             command = (proc / "cmdline").read_bytes()
         except OSError:
             continue
-        if command.split(b"\0")[0].endswith(b"bwrap") and f"/dkb-run-{run_id}-".encode() in command:
-            if f"/dkb-{slug}-".encode() in command:
+        runner = not slug or f"/dkb-{slug}-".encode() in command
+        if command.split(b"\0")[0].endswith(b"bwrap") and runner:
+            ancestor = int(proc.name)
+            while ancestor > 1 and ancestor != worker:
+                ancestor = parent_of(ancestor)
+            if ancestor == worker:
                 pids.append(int(proc.name))
     return pids
+
+
+def still_running(pids: list[int]) -> list[int]:
+    """Those of these bubblewrap processes still running (a zombie's command line reads empty)."""
+    running = []
+    for pid in pids:
+        try:
+            if Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")[0].endswith(b"bwrap"):
+                running.append(pid)
+        except OSError:
+            continue
+    return running
 
 
 def database_url() -> str:
@@ -122,7 +147,7 @@ def test_a_worker_killed_mid_run_has_its_run_queued_again_and_completed_by_a_liv
     first = start_worker(run, tpch_data, tmp_path / "first.log")
     try:
         deadline = time.monotonic() + WAIT_S
-        while not sandboxes_of(run.pk, "q06"):  # Q1 done, Q6's runner started
+        while not sandboxes_of(first.pid, "q06"):  # Q1 done, Q6's runner started
             alive = first.poll() is None and time.monotonic() < deadline
             assert alive, f"the worker never reached Q6:\n{(tmp_path / 'first.log').read_text()[-3000:]}"
             time.sleep(0.5)
@@ -139,21 +164,24 @@ def test_a_worker_killed_mid_run_has_its_run_queued_again_and_completed_by_a_liv
             seconds=LEASE_S
         )
 
+        sandboxes = sandboxes_of(first.pid)
+        assert sandboxes
         first.send_signal(signal.SIGKILL)
         first.wait()
     finally:
         stop(first, run)
 
-    for _ in range(50):  # --die-with-parent: the sandbox goes with its worker
-        if not sandboxes_of(run.pk):
+    for _ in range(50):  # --die-with-parent: the sandboxes go with their worker
+        if not still_running(sandboxes):
             break
         time.sleep(0.1)
-    assert sandboxes_of(run.pk) == []
+    assert still_running(sandboxes) == []
     run.refresh_from_db()
     # Never half-recorded: Q1's result was known when the worker died, and none of it was stored.
     assert run.status == EvaluationRun.Status.RUNNING
     assert run.results.count() == 0 and run.report is None and run.finished is None
-    assert services.evaluation_reclaim_stale() == 0  # its lease has not run out yet
+    # Not before its lease ran out (timed from its last renewal, so a slow host cannot make this flaky).
+    assert services.evaluation_reclaim_stale(now=run.heartbeat + timedelta(seconds=LEASE_S - 1)) == 0
 
     time.sleep(LEASE_S + 1)
     assert services.evaluation_reclaim_stale() == 1

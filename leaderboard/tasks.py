@@ -45,8 +45,8 @@ def _evaluate(run: EvaluationRun, backend: str, lease: Lease) -> str:
     job_timeout = settings.DKB_EVAL_TIMEOUT_S
 
     def report_progress(event: evaluation.Progress) -> None:
-        # Between queries: an attempt reclaimed meanwhile stops here rather than evaluate on for nothing
-        # (a run failed meanwhile goes on: recording it is what fails then).
+        # Between queries: an attempt whose run was reclaimed or failed meanwhile stops here, once the
+        # lease thread has seen it, rather than evaluate on for nothing (recording would be refused).
         if lease.lost:
             raise services.RunLeaseLost(f"run {run_id}: attempt {attempt} was reclaimed")
         services.evaluation_progress(run=run, progress=asdict(event), attempt=attempt)

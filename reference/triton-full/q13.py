@@ -26,7 +26,8 @@ import triton.language as tl
 ROWS = 64  # orders per tile of the scan
 PROGRAMS = 1056  # 8 per H200 multiprocessor; each program strides over TILES tiles
 CPU_ROWS, CPU_PROGRAMS = 4096, 4  # Triton's CPU interpreter pays per program: few, large tiles
-BLOCK = 1024  # customers per tile of the histogram
+BLOCK = 128  # customers per tile of the histogram: a [BLOCK, HOT] one-hot stays in registers
+HPROGRAMS = 528  # histogram programs: 4 per H200 multiprocessor
 HOT = 64  # counts binned in registers; larger ones go through atomics
 BINS = 256  # counts the result kernel handles; a larger count takes the slow path below
 MAX_WORD = 8  # pattern bytes two 32-bit compares cover
@@ -38,6 +39,17 @@ def _words(words, w, nfull, tail):
     v = tl.load(words + w, mask=w < nfull, other=0)
     v = tl.where(w == nfull, tail, v)
     return v.to(tl.uint32, bitcast=True)
+
+
+@triton.jit
+def _word_hit(lo, hi, plo, phi, mlo, mhi, L: tl.constexpr):
+    """The word (first 4 bytes plo, the rest phi) starts here; masks are constant for each length."""
+    if L >= 8:
+        return (lo == plo) & (hi == phi)
+    elif L > 4:
+        return (lo == plo) & ((hi & ((1 << (8 * (L - 4))) - 1)) == phi)
+    else:
+        return (lo & mlo) == plo
 
 
 @triton.jit
@@ -64,8 +76,10 @@ def _scan_chunk(
             lo = (a >> (8 * s)) | (b << (32 - 8 * s))
             hi = (b >> (8 * s)) | (c << (32 - 8 * s))
         col = (4 * j[None, :] + s) - off[:, None]
-        hit1 = ((lo & m1lo) == p1lo) & ((hi & m1hi) == p1hi) & (col >= 0) & (col <= WIDTH - L1) & ok
-        hit2 = ((lo & m2lo) == p2lo) & ((hi & m2hi) == p2hi) & (col >= 0) & (col <= WIDTH - L2) & ok
+        # One unsigned compare checks 0 <= col <= WIDTH - L.
+        ucol = col.to(tl.uint32, bitcast=True)
+        hit1 = _word_hit(lo, hi, p1lo, p1hi, m1lo, m1hi, L1) & (ucol <= WIDTH - L1) & ok
+        hit2 = _word_hit(lo, hi, p2lo, p2hi, m2lo, m2hi, L2) & (ucol <= WIDTH - L2) & ok
         first = tl.minimum(first, tl.where(hit1, col, 127))
         last = tl.maximum(last, tl.where(hit2, col, -1))
     return tl.min(first, axis=1), tl.max(last, axis=1)
@@ -194,10 +208,11 @@ def run_query(tables, word1: str = "special", word2: str = "requests"):
         TILES=triton.cdiv(triton.cdiv(n, rows_per_tile), programs), ROWS=rows_per_tile,
     )  # fmt: skip
     customers = c_custkey.numel()
-    hprograms = max(1, min(132 if device.type == "cuda" else 2, triton.cdiv(customers, BLOCK)))
+    hblock, most = (BLOCK, HPROGRAMS) if device.type == "cuda" else (1024, 2)
+    hprograms = max(1, min(most, triton.cdiv(customers, hblock)))
     _q13_histogram[(hprograms,)](
         c_custkey, counts, hist, customers, customer_keys,
-        TILES=triton.cdiv(triton.cdiv(customers, BLOCK), hprograms), BLOCK=BLOCK, HOT=HOT, BINS=BINS,
+        TILES=triton.cdiv(triton.cdiv(customers, hblock), hprograms), BLOCK=hblock, HOT=HOT, BINS=BINS,
     )  # fmt: skip
     c_count = torch.empty(BINS, dtype=torch.int64, device=device)
     custdist = torch.empty(BINS, dtype=torch.int64, device=device)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -47,11 +48,16 @@ def run_plan(query: Query, tables, sf_folder: Path, params: dict[str, Any]) -> d
 
 
 def validate_query(
-    query: Query, sf_folder: Path, device: str = "cpu", random_sets: int = 5, seed: int = 0
+    query: Query,
+    sf_folder: Path,
+    device: str = "cpu",
+    random_sets: int = 5,
+    seed: int = 0,
+    run_query: Callable[..., Any] | None = None,
 ) -> Validation:
-    """The TorchPlan against DuckDB on `Query.parameter_sets`, topped up with draws until at least three
-    answers are not vacuous (evaluator/harness/trials.py); a passing query short of three says so in
-    `reason`."""
+    """The TorchPlan (or `run_query`, a full-scope kernel's) against DuckDB on `Query.parameter_sets`,
+    topped up with draws until at least three answers are not vacuous (evaluator/harness/trials.py); a
+    passing query short of three says so in `reason`."""
     tables = load_tables(sf_folder, query.columns(), device)
     slowest = duck = 0.0
 
@@ -69,7 +75,10 @@ def validate_query(
         con.close()
     for index, params in enumerate(trials.params):
         started = time.perf_counter()
-        actual = run_plan(query, tables, sf_folder, params)
+        if run_query is None:
+            actual = run_plan(query, tables, sf_folder, params)
+        else:
+            actual = decode_result(query, run_query(tables.clone(), **params), sf_folder)
         if device.startswith("cuda"):
             torch.cuda.synchronize()
         slowest = max(slowest, time.perf_counter() - started)

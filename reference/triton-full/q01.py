@@ -9,10 +9,11 @@ GROUP BY l_returnflag, l_linestatus ORDER BY l_returnflag, l_linestatus
 The group key is dense (flag code * statuses + status code: 6 slots in TPC-H, 4 of them used), so the
 query is one streaming pass with a handful of accumulators:
 
-1. `_q01_partials`: persistent programs stride over lineitem. Each keeps [BLOCK, GROUPS] accumulators
-   (5 float64 sums, an int32 count) and adds each tile's rows into them element-wise (a one-hot
-   select): no atomics (which would pile onto six addresses) and no reduction inside the loop; the
-   accumulators are reduced once, at the end, into one partial row per program.
+1. `_q01_partials`: persistent programs stride over lineitem. Each keeps, per group slot (8, of which
+   flags x statuses = 6 are used and the rest compiled out), [BLOCK] accumulators (5 float64 sums, an
+   int32 count: one row per thread on the GPU) and adds each tile's rows into them element-wise (a
+   select per group): no atomics (which would pile onto six addresses) and no reduction inside the
+   loop; the accumulators are reduced once, at the end, into one partial row per program.
 2. `_q01_final`: one program adds the partials, divides the averages and writes the groups that hold
    rows, compacted in code order (= ORDER BY l_returnflag, l_linestatus), and their number.
 
@@ -56,6 +57,24 @@ def _q01_store(sums, counts, pid, g: tl.constexpr, q, p, dp, ch, ds, c):
 
 
 @triton.jit
+def _q01_load(flag, status, quantity, price, discount, tax, shipdate, offs, n, date_hi, STATUSES: tl.constexpr):
+    """One tile's group ids (SLOTS: outside the WHERE or past the table) and the values summed."""
+    inside = offs < n
+    # Whole columns are read (mask `inside`, not the date filter): the harness's bandwidth floor counts
+    # every byte of the columns the query references.
+    d = tl.load(shipdate + offs, mask=inside, other=0)
+    f = tl.load(flag + offs, mask=inside, other=0)
+    s = tl.load(status + offs, mask=inside, other=0)
+    qty = tl.load(quantity + offs, mask=inside, other=0.0)
+    p = tl.load(price + offs, mask=inside, other=0.0)
+    disc = tl.load(discount + offs, mask=inside, other=0.0)
+    tx = tl.load(tax + offs, mask=inside, other=0.0)
+    ids = tl.where(inside & (d <= date_hi), f * STATUSES + s, SLOTS)
+    dprice = p * (1 - disc)
+    return ids, qty, p, dprice, dprice * (1 + tx), disc
+
+
+@triton.jit
 def _q01_partials(
     flag, status, quantity, price, discount, tax, shipdate, sums, counts, n, date_hi,
     STATUSES: tl.constexpr, GROUPS: tl.constexpr, TILES: tl.constexpr, BLOCK: tl.constexpr,
@@ -76,22 +95,34 @@ def _q01_partials(
     q7, p7, dp7, ch7, ds7, c7 = zf, zf, zf, zf, zf, zi
     # A constant trip count (one compile per table size): Triton's interpreter cannot loop to a
     # run-time bound.
-    for tile in range(0, TILES):
-        offs = (pid + tile * tl.num_programs(0)).to(tl.int64) * BLOCK + tl.arange(0, BLOCK)
-        inside = offs < n
-        # Whole columns are read (mask `inside`, not the date filter): the harness's bandwidth floor
-        # counts every byte of the columns the query references.
-        d = tl.load(shipdate + offs, mask=inside, other=0)
-        f = tl.load(flag + offs, mask=inside, other=0)
-        s = tl.load(status + offs, mask=inside, other=0)
-        qty = tl.load(quantity + offs, mask=inside, other=0.0)
-        p = tl.load(price + offs, mask=inside, other=0.0)
-        disc = tl.load(discount + offs, mask=inside, other=0.0)
-        tx = tl.load(tax + offs, mask=inside, other=0.0)
-        # A row outside the WHERE gets group SLOTS, which no accumulator takes.
-        ids = tl.where(inside & (d <= date_hi), f * STATUSES + s, SLOTS)
-        dprice = p * (1 - disc)
-        charge = dprice * (1 + tx)
+    # Two tiles an iteration, both loaded before either is added: twice the bytes in flight per thread
+    # (the accumulators' registers leave room for few threads), 10-15% faster on the H200.
+    for tile in range(0, TILES // 2 + TILES % 2):
+        offs = (pid + 2 * tile * tl.num_programs(0)).to(tl.int64) * BLOCK + tl.arange(0, BLOCK)
+        ids, qty, p, dprice, charge, disc = _q01_load(
+            flag, status, quantity, price, discount, tax, shipdate, offs, n, date_hi, STATUSES
+        )
+        ids_b, qty_b, p_b, dprice_b, charge_b, disc_b = _q01_load(
+            flag, status, quantity, price, discount, tax, shipdate, offs + tl.num_programs(0) * BLOCK, n, date_hi,
+            STATUSES,
+        )  # fmt: skip
+        # Slots past the dictionaries' GROUPS never see a row: their adds are compiled out.
+        q0, p0, dp0, ch0, ds0, c0 = _q01_add(q0, p0, dp0, ch0, ds0, c0, ids == 0, qty, p, dprice, charge, disc)
+        q1, p1, dp1, ch1, ds1, c1 = _q01_add(q1, p1, dp1, ch1, ds1, c1, ids == 1, qty, p, dprice, charge, disc)
+        if GROUPS > 2:
+            q2, p2, dp2, ch2, ds2, c2 = _q01_add(q2, p2, dp2, ch2, ds2, c2, ids == 2, qty, p, dprice, charge, disc)
+        if GROUPS > 3:
+            q3, p3, dp3, ch3, ds3, c3 = _q01_add(q3, p3, dp3, ch3, ds3, c3, ids == 3, qty, p, dprice, charge, disc)
+        if GROUPS > 4:
+            q4, p4, dp4, ch4, ds4, c4 = _q01_add(q4, p4, dp4, ch4, ds4, c4, ids == 4, qty, p, dprice, charge, disc)
+        if GROUPS > 5:
+            q5, p5, dp5, ch5, ds5, c5 = _q01_add(q5, p5, dp5, ch5, ds5, c5, ids == 5, qty, p, dprice, charge, disc)
+        if GROUPS > 6:
+            q6, p6, dp6, ch6, ds6, c6 = _q01_add(q6, p6, dp6, ch6, ds6, c6, ids == 6, qty, p, dprice, charge, disc)
+        if GROUPS > 7:
+            q7, p7, dp7, ch7, ds7, c7 = _q01_add(q7, p7, dp7, ch7, ds7, c7, ids == 7, qty, p, dprice, charge, disc)
+        # The second tile, through the same adds.
+        ids, qty, p, dprice, charge, disc = ids_b, qty_b, p_b, dprice_b, charge_b, disc_b
         # Slots past the dictionaries' GROUPS never see a row: their adds are compiled out.
         q0, p0, dp0, ch0, ds0, c0 = _q01_add(q0, p0, dp0, ch0, ds0, c0, ids == 0, qty, p, dprice, charge, disc)
         q1, p1, dp1, ch1, ds1, c1 = _q01_add(q1, p1, dp1, ch1, ds1, c1, ids == 1, qty, p, dprice, charge, disc)

@@ -10,16 +10,20 @@ WHERE p_partkey = ps_partkey AND s_suppkey = ps_suppkey AND p_size = :size AND p
 ORDER BY s_acctbal DESC, n_name, s_name, p_partkey LIMIT 100
 
 The correlated MIN only matters for parts that pass the part filter, and its rows are exactly the outer
-query's rows of those parts. Four kernels, one sync:
+query's rows of those parts. Six kernels, one sync:
 1. flags: per part key its row when the part passes (-1 otherwise); per supplier key its row, nation-name
    code and whether its nation is in the region (the 25 nations and 5 regions compared in registers).
 2. partsupp pass: atomic min of the cost per passing part (costs are >= 0, so the float64 bits order as
    int64 do).
-3. partsupp pass: rows whose cost is their part's minimum, compacted (a tile prefix sum, one atomic
-   per tile) into a buffer of at most CAP rows (about 4.7K at SF10).
-4. one program: the 100th smallest (acctbal DESC, n_name) key by bisection on its value (a sort of 4.7K
-   keys costs more), the rows tied with it or better (at most CAND) ranked by comparing (key, s_name
-   bytes, p_partkey) pairwise, and the first 100 written at their ranks.
+3. partsupp pass: rows whose cost is their part's minimum (about 4.7K at SF10), each program compacting
+   its own run of rows into its own region (a shared counter serialised thousands of tile atomics).
+4. gather: the regions packed into one array of at most CAP rows, with each row's (acctbal DESC,
+   n_name) key packed into one integer.
+5. rank: each survivor counts the survivors with a smaller key (one program per 64 survivors); those
+   ranked under 100 are the rows tied with the 100th or better (a one-program bisection over the keys
+   took 160 us on the H200, 31 dependent block reductions).
+6. one program ranks those (at most CAND) by comparing (key, s_name bytes, p_partkey) pairwise and writes
+   the first 100 at their ranks.
 A survivor count over CAP or a tie set over CAND (neither happens up to SF10) takes a PyTorch path.
 """
 
@@ -40,7 +44,8 @@ def _q02_flags(
     p_partkey, p_type, p_size, s_suppkey, s_nationkey, n_nationkey, n_name, n_regionkey,
     r_regionkey, r_name, type_ok, part_row, supp_info, mincost,
     parts, suppliers, nations, regions, size, region,
-    TILES: tl.constexpr, BLOCK: tl.constexpr, NB: tl.constexpr, RB: tl.constexpr,
+    TILES: tl.constexpr, SUPP_TILES: tl.constexpr, BLOCK: tl.constexpr, SBLOCK: tl.constexpr,
+    NB: tl.constexpr, RB: tl.constexpr,
 ):  # fmt: skip
     # Nations in the region, recomputed by every program (25 x 5 compares).
     nb = tl.arange(0, NB)
@@ -60,6 +65,8 @@ def _q02_flags(
         )
         tl.store(part_row + key, tl.where(ok, offs, -1), mask=inside)
         tl.store(mincost + key, 0x7FFFFFFFFFFFFFFF, mask=inside & ok)
+    for tile in range(0, SUPP_TILES):
+        offs = (tl.program_id(0) + tile * tl.num_programs(0)) * SBLOCK + tl.arange(0, SBLOCK)
         inside = offs < suppliers
         key = tl.load(s_suppkey + offs, mask=inside, other=0)
         snat = tl.load(s_nationkey + offs, mask=inside, other=-3)
@@ -86,10 +93,15 @@ def _q02_min(ps_partkey, ps_suppkey, ps_supplycost, part_row, supp_info, mincost
 
 
 @triton.jit
-def _q02_rows(ps_partkey, ps_suppkey, ps_supplycost, part_row, supp_info, mincost, rows, found, n,
-              TILES: tl.constexpr, BLOCK: tl.constexpr, CAP: tl.constexpr):  # fmt: skip
+def _q02_rows(ps_partkey, ps_suppkey, ps_supplycost, part_row, supp_info, mincost, region_rows, region_count,
+              n, TILES: tl.constexpr, BLOCK: tl.constexpr):  # fmt: skip
+    # Each program compacts its own run of rows into its own region (no shared counter: one atomic per
+    # tile on a single address serialises thousands of tiles).
+    pid = tl.program_id(0)
+    region = pid * (TILES * BLOCK)
+    found = tl.zeros([], dtype=tl.int32)
     for tile in range(0, TILES):
-        offs = (tl.program_id(0) + tile * tl.num_programs(0)) * BLOCK + tl.arange(0, BLOCK)
+        offs = region + tile * BLOCK + tl.arange(0, BLOCK)
         inside = offs < n
         pk = tl.load(ps_partkey + offs, mask=inside, other=0)
         sk = tl.load(ps_suppkey + offs, mask=inside, other=0)
@@ -97,43 +109,70 @@ def _q02_rows(ps_partkey, ps_suppkey, ps_supplycost, part_row, supp_info, mincos
         ok = inside & (tl.load(part_row + pk, mask=inside, other=-1) >= 0)
         ok = ok & ((tl.load(supp_info + sk, mask=ok, other=0) & 1) != 0)
         ok = ok & (tl.load(mincost + pk, mask=ok, other=0) == cost)
-        # Compaction: one atomic per tile reserves its slots.
         rank = tl.cumsum(ok.to(tl.int32), axis=0)
-        total = tl.max(rank, axis=0)
-        base = tl.atomic_add(found, total, mask=total > 0, sem="relaxed")
-        slot = base + rank - 1
-        tl.store(rows + slot, offs, mask=ok & (slot < CAP))
+        tl.store(region_rows + region + found + rank - 1, offs, mask=ok)
+        found += tl.max(rank, axis=0)
+    tl.store(region_count + pid, found)
+
+
+@triton.jit
+def _primary(supp_info, s_acctbal, sk, live, CENTS: tl.constexpr):
+    """(acctbal DESC, n_name ASC) as one ascending integer; the supplier's row."""
+    info = tl.load(supp_info + sk, mask=live, other=0)
+    srow = info >> 6
+    cents = tl.floor(tl.load(s_acctbal + srow, mask=live, other=0.0) * 100 + 0.5).to(tl.int64)
+    return ((2 * CENTS - 1 - (cents + CENTS)) << 5) | ((info >> 1) & 31), info
+
+
+@triton.jit
+def _q02_gather(region_rows, region_count, programs, ps_suppkey, supp_info, s_acctbal, rows, prim, found,
+                REGION: tl.constexpr, STEP: tl.constexpr, PB: tl.constexpr, CAP: tl.constexpr,
+                CENTS: tl.constexpr):  # fmt: skip
+    # Program p copies region p's survivors to rows[start_p:], start_p = the counts of regions before p.
+    pid = tl.program_id(0)
+    p = tl.arange(0, PB)
+    counts = tl.load(region_count + p, mask=p < programs, other=0)
+    start = tl.sum(tl.where(p < pid, counts, 0), axis=0)
+    mine = tl.sum(tl.where(p == pid, counts, 0), axis=0)
+    if pid == 0:
+        tl.store(found, tl.sum(counts, axis=0))
+    for chunk in range(0, REGION // STEP):
+        if chunk * STEP < mine:
+            k = chunk * STEP + tl.arange(0, STEP)
+            live = (k < mine) & (start + k < CAP)
+            row = tl.load(region_rows + pid * REGION + k, mask=live, other=0)
+            key, _ = _primary(supp_info, s_acctbal, tl.load(ps_suppkey + row, mask=live, other=0), live, CENTS)
+            tl.store(rows + start + k, row, mask=live)
+            tl.store(prim + start + k, key, mask=live)
+
+
+@triton.jit
+def _q02_rank(prim, found, ranks, CAP: tl.constexpr, RB: tl.constexpr, CHUNK: tl.constexpr):
+    # Rank of each survivor's primary key among all survivors (strictly smaller keys): those ranked under
+    # 100 are the rows tied with the 100th or better.
+    count = tl.minimum(tl.load(found), CAP)
+    start = tl.program_id(0) * RB
+    if start < count:
+        i = start + tl.arange(0, RB)
+        mine = tl.load(prim + i, mask=i < count, other=0)
+        rank = tl.zeros([RB], dtype=tl.int32)
+        for chunk in range(0, CAP // CHUNK):
+            if chunk * CHUNK < count:
+                j = chunk * CHUNK + tl.arange(0, CHUNK)
+                other = tl.load(prim + j, mask=j < count, other=0x7FFFFFFFFFFFFFFF)
+                rank += tl.sum((other[None, :] < mine[:, None]).to(tl.int32), axis=1)
+        tl.store(ranks + i, rank, mask=i < count)
 
 
 @triton.jit
 def _q02_top(
-    rows, found, ps_partkey, ps_suppkey, part_row, supp_info, s_acctbal, s_name, p_mfgr, scratch,
+    rows, prim, ranks, found, ps_partkey, ps_suppkey, part_row, supp_info, s_acctbal, s_name, p_mfgr, scratch,
     out_acctbal, out_supplier, out_nation, out_partkey, out_mfgr, status,
-    CAP: tl.constexpr, CAND: tl.constexpr, LIMIT: tl.constexpr, NAME: tl.constexpr, CENTS: tl.constexpr,
-    BITS: tl.constexpr,
+    CAP: tl.constexpr, CAND: tl.constexpr, LIMIT: tl.constexpr, NAME: tl.constexpr,
 ):  # fmt: skip
     count = tl.load(found)
     idx = tl.arange(0, CAP)
-    live = idx < count
-    row = tl.load(rows + idx, mask=live, other=0)
-    sk = tl.load(ps_suppkey + row, mask=live, other=0)
-    info = tl.load(supp_info + sk, mask=live, other=0)
-    srow = info >> 6
-    acct = tl.load(s_acctbal + srow, mask=live, other=0.0)
-    cents = tl.floor(acct * 100 + 0.5).to(tl.int64)  # decimals are exact cents
-    # (acctbal DESC, n_name ASC) as one ascending integer.
-    primary = tl.where(live, ((2 * CENTS - 1 - (cents + CENTS)) << 5) | ((info >> 1) & 31), 1 << 40)
-    # The 100th smallest primary key, by bisection on its value (no sort of the survivors): the rows
-    # tied with it or better are the candidates, at least 100 of them when there are 100.
-    want = tl.minimum(count, LIMIT)
-    lo = tl.zeros([], dtype=tl.int64)
-    hi = tl.full([], (2 * CENTS) << 5, tl.int64)
-    for _ in range(0, BITS):
-        mid = (lo + hi) // 2
-        enough = tl.sum((primary <= mid).to(tl.int32), axis=0) >= want
-        hi = tl.where(enough, mid, hi)
-        lo = tl.where(enough, lo, mid + 1)
-    chosen = primary <= lo
+    chosen = (idx < count) & (tl.load(ranks + idx, mask=idx < count, other=LIMIT) < LIMIT)
     cands = tl.sum(chosen.to(tl.int32), axis=0)
     slot = tl.cumsum(chosen.to(tl.int32), axis=0) - 1
     tl.store(scratch + slot, idx, mask=chosen & (slot < CAND))
@@ -141,13 +180,12 @@ def _q02_top(
     c = tl.arange(0, CAND)
     ok = c < cands
     cidx = tl.load(scratch + c, mask=ok, other=0)
+    cprim = tl.load(prim + cidx, mask=ok, other=0)
     crow = tl.load(rows + cidx, mask=ok, other=0)
     csk = tl.load(ps_suppkey + crow, mask=ok, other=0)
     cpk = tl.load(ps_partkey + crow, mask=ok, other=0)
     cinfo = tl.load(supp_info + csk, mask=ok, other=0)
     csrow = cinfo >> 6
-    cacct = tl.load(s_acctbal + csrow, mask=ok, other=0.0)
-    cprim = ((2 * CENTS - 1 - (tl.floor(cacct * 100 + 0.5).to(tl.int64) + CENTS)) << 5) | ((cinfo >> 1) & 31)
     # before[i, j]: candidate j comes before candidate i in (primary, s_name, p_partkey, index) order.
     decided = cprim[:, None] != cprim[None, :]
     before = cprim[None, :] < cprim[:, None]
@@ -156,7 +194,8 @@ def _q02_top(
         differ = (ni[:, None] != ni[None, :]) & (decided == 0)
         before = before | (differ & (ni[None, :] < ni[:, None]))
         decided = decided | differ
-    before = before | ((decided == 0) & ((cpk[None, :] < cpk[:, None]) | ((cpk[None, :] == cpk[:, None]) & (c[None, :] < c[:, None]))))
+    tie = (cpk[None, :] < cpk[:, None]) | ((cpk[None, :] == cpk[:, None]) & (c[None, :] < c[:, None]))
+    before = before | ((decided == 0) & tie)
     rank = tl.sum((before & ok[None, :]).to(tl.int32), axis=1)
     keep = ok & (rank < LIMIT)
     prow = tl.load(part_row + cpk, mask=ok, other=0)
@@ -218,7 +257,8 @@ def run_query(tables, size: int = 15, type: str = "BRASS", region: str = "EUROPE
         nation["n_nationkey"], nation["n_name"], nation["n_regionkey"], regions["r_regionkey"],
         regions["r_name"], type_ok, part_row, supp_info, mincost,
         parts, suppliers, nation["n_nationkey"].numel(), regions["r_regionkey"].numel(), size, region_code,
-        TILES=triton.cdiv(triton.cdiv(wide, BLOCK), programs), BLOCK=BLOCK,
+        TILES=triton.cdiv(triton.cdiv(parts, BLOCK), programs), BLOCK=BLOCK,
+        SUPP_TILES=triton.cdiv(triton.cdiv(suppliers, 128), programs), SBLOCK=128,
         NB=max(32, triton.next_power_of_2(nation["n_nationkey"].numel())),
         RB=max(8, triton.next_power_of_2(regions["r_regionkey"].numel())),
     )  # fmt: skip
@@ -227,19 +267,30 @@ def run_query(tables, size: int = 15, type: str = "BRASS", region: str = "EUROPE
     tiles = triton.cdiv(triton.cdiv(n, BLOCK), programs)
     columns = (partsupp["ps_partkey"], partsupp["ps_suppkey"], partsupp["ps_supplycost"])
     _q02_min[(programs,)](*columns, part_row, supp_info, mincost, n, TILES=tiles, BLOCK=BLOCK)
-    rows = torch.empty(CAP, dtype=torch.int32, device=device)
-    found = torch.zeros(1, dtype=torch.int32, device=device)
+    region = tiles * BLOCK
+    region_rows = torch.empty(programs * region, dtype=torch.int32, device=device)
+    region_count = torch.empty(programs, dtype=torch.int32, device=device)
     _q02_rows[(programs,)](
-        *columns, part_row, supp_info, mincost, rows, found, n, TILES=tiles, BLOCK=BLOCK, CAP=CAP
+        *columns, part_row, supp_info, mincost, region_rows, region_count, n, TILES=tiles, BLOCK=BLOCK
     )  # fmt: skip
+    rows = torch.empty(CAP, dtype=torch.int32, device=device)
+    prim = torch.empty(CAP, dtype=torch.int64, device=device)
+    found = torch.empty(1, dtype=torch.int32, device=device)
+    step = 128 if region % 128 == 0 else region
+    _q02_gather[(programs,)](
+        region_rows, region_count, programs, partsupp["ps_suppkey"], supp_info, supplier["s_acctbal"],
+        rows, prim, found, REGION=region, STEP=step, PB=triton.next_power_of_2(programs), CAP=CAP, CENTS=CENTS,
+    )  # fmt: skip
+    ranks = torch.empty(CAP, dtype=torch.int32, device=device)
+    rb, chunk = (64, 512) if device.type == "cuda" else (512, 1024)
+    _q02_rank[(CAP // rb,)](prim, found, ranks, CAP=CAP, RB=rb, CHUNK=chunk)
     scratch = torch.empty(CAND, dtype=torch.int32, device=device)
     out = [torch.empty(LIMIT, dtype=dtype, device=device) for dtype in (torch.float64,) + (torch.int64,) * 4]
     status = torch.empty(2, dtype=torch.int32, device=device)
     _q02_top[(1,)](
-        rows, found, partsupp["ps_partkey"], partsupp["ps_suppkey"], part_row, supp_info,
+        rows, prim, ranks, found, partsupp["ps_partkey"], partsupp["ps_suppkey"], part_row, supp_info,
         supplier["s_acctbal"], supplier["s_name"], part["p_mfgr"], scratch, *out, status,
-        CAP=CAP, CAND=CAND, LIMIT=LIMIT, NAME=supplier["s_name"].shape[1], CENTS=CENTS, BITS=31,
-        num_warps=8,
+        CAP=CAP, CAND=CAND, LIMIT=LIMIT, NAME=supplier["s_name"].shape[1], num_warps=8,
     )  # fmt: skip
     count, overflow = status.tolist()  # the one sync: the result's size
     if overflow:

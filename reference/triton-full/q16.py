@@ -13,10 +13,11 @@ A group is a dense code (brand, type, slot of the size among the sorted listed s
 1. flags: per part key its group code (-1 when the part fails), per supplier key whether its comment
    matches (LIKE on aligned 32-bit words of s_comment, three compares per position for words of up to
    12 bytes), and the hash table's and counters' initial values;
-2. partsupp pass: the surviving (group, suppkey) pairs (~1.2M of 8M rows at SF10), compacted by a tile
-   prefix sum and one atomic per tile;
+2. partsupp pass: the surviving (group, suppkey) pairs (~1.2M of 8M rows at SF10), each program
+   compacting its own run of rows into its own region (a shared counter serialised the tile atomics);
 3. inserts into an open-addressing table (linear probing, atomic CAS; a plain load first, so a lane
-   only CASes a slot it saw empty): each pair that lands new adds 1 to its group's count;
+   only CASes a slot it saw empty), one program per tile of a region so the probe rounds of different
+   tiles overlap: each pair that lands new adds 1 to its group's count;
 4.-6. ORDER BY without a sort: a group's row is (groups with a larger count) + (groups with its count
    and a smaller code). Per tile of 128 codes: the rank among equal counts by pairwise compares, and a
    count histogram; one program scans the tile histograms; then each code writes its row.
@@ -34,7 +35,7 @@ SLOTS = 8  # sizes in the IN list
 PROBES = 64  # linear-probing rounds before a pair is reported as not placed
 TG = 128  # group codes per tile of the ordering kernels
 BINS = 128  # supplier counts the ordering handles (a group has ~40 rows at SF10)
-EMPTY = -1
+EMPTY = tl.constexpr(-1)  # a free slot of the hash table
 
 
 @triton.jit
@@ -134,10 +135,15 @@ def _q16_flags(
 
 
 @triton.jit
-def _q16_pairs(ps_partkey, ps_suppkey, part_group, complains, pairs, status, n, supplier_keys,
+def _q16_pairs(ps_partkey, ps_suppkey, part_group, complains, pairs, region_count, status, n, supplier_keys,
                TILES: tl.constexpr, BLOCK: tl.constexpr):  # fmt: skip
+    # Each program compacts its own run of rows into its own region of `pairs` (no shared counter:
+    # one atomic per tile on a single address serialises thousands of tiles).
+    pid = tl.program_id(0)
+    region = pid.to(tl.int64) * (TILES * BLOCK)
+    found = tl.zeros([], dtype=tl.int32)
     for tile in range(0, TILES):
-        offs = (tl.program_id(0) + tile * tl.num_programs(0)) * BLOCK + tl.arange(0, BLOCK)
+        offs = region + tile * BLOCK + tl.arange(0, BLOCK)
         inside = offs < n
         # Whole columns are read (mask `inside`): the floor counts every byte.
         pk = tl.load(ps_partkey + offs, mask=inside, other=0)
@@ -146,40 +152,40 @@ def _q16_pairs(ps_partkey, ps_suppkey, part_group, complains, pairs, status, n, 
         valid = inside & (group >= 0) & (sk >= 0) & (sk < supplier_keys)
         ok = valid & (tl.load(complains + sk, mask=valid, other=1) == 0)
         rank = tl.cumsum(ok.to(tl.int32), axis=0)
-        total = tl.max(rank, axis=0)
-        base = tl.atomic_add(status, total, mask=total > 0, sem="relaxed")
-        tl.store(pairs + base + rank - 1, group * supplier_keys + sk, mask=ok)
+        tl.store(pairs + region + found + rank - 1, group * supplier_keys + sk, mask=ok)
+        found += tl.max(rank, axis=0)
+    tl.store(region_count + pid, found)
+    tl.atomic_add(status, found, sem="relaxed")
 
 
 @triton.jit
-def _q16_insert(pairs, status, table, counts, supplier_keys, capacity,
-                TILES: tl.constexpr, BLOCK: tl.constexpr, LOG2: tl.constexpr, PROBES: tl.constexpr):  # fmt: skip
-    pid = tl.program_id(0)
-    count = tl.load(status)
-    lane = tl.arange(0, BLOCK)
-    # Lanes with nothing to insert CAS a slot of their own past the table, with a value never there.
-    junk = table + (1 << LOG2) + pid * BLOCK + lane
-    for tile in range(0, TILES):
-        start = (pid + tile * tl.num_programs(0)) * BLOCK
-        if start < tl.minimum(count, capacity):
-            offs = start + lane
-            active = offs < tl.minimum(count, capacity)
-            pair = tl.load(pairs + offs, mask=active, other=0)
-            h = ((pair * -7046029254386353131) >> (64 - LOG2)) & ((1 << LOG2) - 1)
-            for _ in range(0, PROBES):
-                if tl.max(active.to(tl.int32), axis=0) > 0:
-                    seen = tl.load(table + h, mask=active, other=EMPTY)
-                    want = active & (seen == EMPTY)
-                    # int64 compare values: the CAS is as wide as they are.
-                    expect = tl.where(want, tl.full([BLOCK], EMPTY, tl.int64), tl.full([BLOCK], -2, tl.int64))
-                    prev = tl.atomic_cas(tl.where(want, table + h, junk), expect, pair, sem="relaxed")
-                    placed = want & (prev == EMPTY)
-                    tl.atomic_add(counts + pair // supplier_keys, 1, mask=placed, sem="relaxed")
-                    same = active & ((seen == pair) | (want & (prev == pair)))
-                    active = active & (placed == 0) & (same == 0)
-                    h = (h + 1) & ((1 << LOG2) - 1)
-            # A pair still unplaced after PROBES rounds: the slow path answers.
-            tl.atomic_max(status + 1, tl.max(active.to(tl.int32), axis=0))
+def _q16_insert(pairs, region_count, status, table, counts, supplier_keys, capacity,
+                REGION: tl.constexpr, BLOCK: tl.constexpr, LOG2: tl.constexpr, PROBES: tl.constexpr):  # fmt: skip
+    # Program (region, tile): one tile of a region's pairs; most programs find nothing and return.
+    region = tl.program_id(0)
+    start = tl.program_id(1) * BLOCK
+    count = tl.load(region_count + region)
+    if (start < count) & (tl.load(status) <= capacity):
+        lane = tl.arange(0, BLOCK)
+        active = start + lane < count
+        pair = tl.load(pairs + region.to(tl.int64) * REGION + start + lane, mask=active, other=0)
+        h = ((pair * -7046029254386353131) >> (64 - LOG2)) & ((1 << LOG2) - 1)
+        h = tl.where(active, h, lane)
+        for _ in range(0, PROBES):
+            if tl.max(active.to(tl.int32), axis=0) > 0:
+                seen = tl.load(table + h, mask=active, other=EMPTY)
+                want = active & (seen == EMPTY)
+                # Lanes not inserting compare with -2, never in the table: atomic_cas has no mask.
+                # int64 compare values: the CAS is as wide as they are.
+                expect = tl.where(want, tl.full([BLOCK], EMPTY, tl.int64), tl.full([BLOCK], -2, tl.int64))
+                prev = tl.atomic_cas(table + h, expect, pair, sem="relaxed")
+                placed = want & (prev == EMPTY)
+                tl.atomic_add(counts + pair // supplier_keys, 1, mask=placed, sem="relaxed")
+                same = active & ((seen == pair) | (want & (prev == pair)))
+                active = active & (placed == 0) & (same == 0)
+                h = tl.where(active, (h + 1) & ((1 << LOG2) - 1), h)
+        # A pair still unplaced after PROBES rounds: the slow path answers.
+        tl.atomic_max(status + 1, tl.max(active.to(tl.int32), axis=0))
 
 
 @triton.jit
@@ -293,8 +299,7 @@ def run_query(
     log2 = max(10, (max(n // 2, 1) - 1).bit_length())
     capacity = (1 << log2) * 3 // 4  # load factor at most 3/4
     iblock, programs = (256, PROGRAMS) if cuda else (1024, 4)
-    iprograms = max(1, min(programs, triton.cdiv(capacity, iblock)))
-    table = torch.empty((1 << log2) + iprograms * iblock, dtype=torch.int64, device=device)
+    table = torch.empty(1 << log2, dtype=torch.int64, device=device)
     counts = torch.empty(groups, dtype=torch.int32, device=device)
     status = torch.empty(4, dtype=torch.int32, device=device)
     srows = 64 if cuda else 1024
@@ -312,15 +317,18 @@ def run_query(
         BLOCK=BLOCK, SROWS=srows, SLOTS=SLOTS, L1=len("Customer"), L2=len("Complaints"),
         WIDTH=width, JW=triton.next_power_of_2((width + 3) // 4 + 1),
     )  # fmt: skip
-    pairs = torch.empty(max(n, 1), dtype=torch.int64, device=device)
     pprograms = max(1, min(programs, triton.cdiv(n, BLOCK)))
+    ptiles = triton.cdiv(triton.cdiv(n, BLOCK), pprograms)
+    region = ptiles * BLOCK
+    pairs = torch.empty(pprograms * region, dtype=torch.int64, device=device)
+    region_count = torch.empty(pprograms, dtype=torch.int32, device=device)
     _q16_pairs[(pprograms,)](
-        partsupp["ps_partkey"], partsupp["ps_suppkey"], part_group, complains, pairs, status, n, supplier_keys,
-        TILES=triton.cdiv(triton.cdiv(n, BLOCK), pprograms), BLOCK=BLOCK,
+        partsupp["ps_partkey"], partsupp["ps_suppkey"], part_group, complains, pairs, region_count, status, n,
+        supplier_keys, TILES=ptiles, BLOCK=BLOCK,
     )  # fmt: skip
-    _q16_insert[(iprograms,)](
-        pairs, status, table, counts, supplier_keys, capacity,
-        TILES=triton.cdiv(triton.cdiv(capacity, iblock), iprograms), BLOCK=iblock, LOG2=log2, PROBES=PROBES,
+    _q16_insert[(pprograms, triton.cdiv(region, iblock))](
+        pairs, region_count, status, table, counts, supplier_keys, capacity,
+        REGION=region, BLOCK=iblock, LOG2=log2, PROBES=PROBES,
     )  # fmt: skip
     tiles = triton.cdiv(groups, TG)
     local = torch.empty(groups, dtype=torch.int32, device=device)

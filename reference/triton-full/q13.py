@@ -61,8 +61,7 @@ def _scan_chunk(
     """First start of word1 and last start of word2 per row, over byte positions 4*[J0, J0+JW) + 0..3."""
     j = J0 + tl.arange(0, JW)
     w = w0[:, None] + j[None, :]
-    ok = inside[:, None]
-    # Whole rows are read (mask `inside`): the floor counts every byte of the column.
+    # Whole rows are read: the floor counts every byte of the column.
     a = _words(words, w, nfull, tail)
     b = _words(words, w + 1, nfull, tail)
     c = _words(words, w + 2, nfull, tail)
@@ -78,8 +77,9 @@ def _scan_chunk(
         col = (4 * j[None, :] + s) - off[:, None]
         # One unsigned compare checks 0 <= col <= WIDTH - L.
         ucol = col.to(tl.uint32, bitcast=True)
-        hit1 = _word_hit(lo, hi, p1lo, p1hi, m1lo, m1hi, L1) & (ucol <= WIDTH - L1) & ok
-        hit2 = _word_hit(lo, hi, p2lo, p2hi, m2lo, m2hi, L2) & (ucol <= WIDTH - L2) & ok
+        # No `inside` test here: rows past the table are masked where they are counted.
+        hit1 = _word_hit(lo, hi, p1lo, p1hi, m1lo, m1hi, L1) & (ucol <= WIDTH - L1)
+        hit2 = _word_hit(lo, hi, p2lo, p2hi, m2lo, m2hi, L2) & (ucol <= WIDTH - L2)
         first = tl.minimum(first, tl.where(hit1, col, 127))
         last = tl.maximum(last, tl.where(hit2, col, -1))
     return tl.min(first, axis=1), tl.max(last, axis=1)

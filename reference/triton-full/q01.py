@@ -57,7 +57,9 @@ def _q01_store(sums, counts, pid, g: tl.constexpr, q, p, dp, ch, ds, c):
 
 
 @triton.jit
-def _q01_load(flag, status, quantity, price, discount, tax, shipdate, offs, n, date_hi, STATUSES: tl.constexpr):
+def _q01_load(
+    flag, status, quantity, price, discount, tax, shipdate, offs, n, date_hi, STATUSES: tl.constexpr
+):
     """One tile's group ids (SLOTS: outside the WHERE or past the table) and the values summed."""
     inside = offs < n
     # Whole columns are read (mask `inside`, not the date filter): the harness's bandwidth floor counts
@@ -76,9 +78,22 @@ def _q01_load(flag, status, quantity, price, discount, tax, shipdate, offs, n, d
 
 @triton.jit
 def _q01_partials(
-    flag, status, quantity, price, discount, tax, shipdate, sums, counts, n, date_hi,
-    STATUSES: tl.constexpr, GROUPS: tl.constexpr, TILES: tl.constexpr, BLOCK: tl.constexpr,
-):  # fmt: skip
+    flag,
+    status,
+    quantity,
+    price,
+    discount,
+    tax,
+    shipdate,
+    sums,
+    counts,
+    n,
+    date_hi,
+    STATUSES: tl.constexpr,
+    GROUPS: tl.constexpr,
+    TILES: tl.constexpr,
+    BLOCK: tl.constexpr,
+):
     """Per program, 8 groups' sums. Each group has [BLOCK] accumulators of its own (one row per
     thread on the GPU), written out one by one: a [BLOCK, GROUPS] tensor would let Triton spread the
     groups over threads and load each row once per group."""
@@ -103,41 +118,82 @@ def _q01_partials(
             flag, status, quantity, price, discount, tax, shipdate, offs, n, date_hi, STATUSES
         )
         ids_b, qty_b, p_b, dprice_b, charge_b, disc_b = _q01_load(
-            flag, status, quantity, price, discount, tax, shipdate, offs + tl.num_programs(0) * BLOCK, n, date_hi,
+            flag,
+            status,
+            quantity,
+            price,
+            discount,
+            tax,
+            shipdate,
+            offs + tl.num_programs(0) * BLOCK,
+            n,
+            date_hi,
             STATUSES,
-        )  # fmt: skip
+        )
         # Slots past the dictionaries' GROUPS never see a row: their adds are compiled out.
-        q0, p0, dp0, ch0, ds0, c0 = _q01_add(q0, p0, dp0, ch0, ds0, c0, ids == 0, qty, p, dprice, charge, disc)
-        q1, p1, dp1, ch1, ds1, c1 = _q01_add(q1, p1, dp1, ch1, ds1, c1, ids == 1, qty, p, dprice, charge, disc)
+        q0, p0, dp0, ch0, ds0, c0 = _q01_add(
+            q0, p0, dp0, ch0, ds0, c0, ids == 0, qty, p, dprice, charge, disc
+        )
+        q1, p1, dp1, ch1, ds1, c1 = _q01_add(
+            q1, p1, dp1, ch1, ds1, c1, ids == 1, qty, p, dprice, charge, disc
+        )
         if GROUPS > 2:
-            q2, p2, dp2, ch2, ds2, c2 = _q01_add(q2, p2, dp2, ch2, ds2, c2, ids == 2, qty, p, dprice, charge, disc)
+            q2, p2, dp2, ch2, ds2, c2 = _q01_add(
+                q2, p2, dp2, ch2, ds2, c2, ids == 2, qty, p, dprice, charge, disc
+            )
         if GROUPS > 3:
-            q3, p3, dp3, ch3, ds3, c3 = _q01_add(q3, p3, dp3, ch3, ds3, c3, ids == 3, qty, p, dprice, charge, disc)
+            q3, p3, dp3, ch3, ds3, c3 = _q01_add(
+                q3, p3, dp3, ch3, ds3, c3, ids == 3, qty, p, dprice, charge, disc
+            )
         if GROUPS > 4:
-            q4, p4, dp4, ch4, ds4, c4 = _q01_add(q4, p4, dp4, ch4, ds4, c4, ids == 4, qty, p, dprice, charge, disc)
+            q4, p4, dp4, ch4, ds4, c4 = _q01_add(
+                q4, p4, dp4, ch4, ds4, c4, ids == 4, qty, p, dprice, charge, disc
+            )
         if GROUPS > 5:
-            q5, p5, dp5, ch5, ds5, c5 = _q01_add(q5, p5, dp5, ch5, ds5, c5, ids == 5, qty, p, dprice, charge, disc)
+            q5, p5, dp5, ch5, ds5, c5 = _q01_add(
+                q5, p5, dp5, ch5, ds5, c5, ids == 5, qty, p, dprice, charge, disc
+            )
         if GROUPS > 6:
-            q6, p6, dp6, ch6, ds6, c6 = _q01_add(q6, p6, dp6, ch6, ds6, c6, ids == 6, qty, p, dprice, charge, disc)
+            q6, p6, dp6, ch6, ds6, c6 = _q01_add(
+                q6, p6, dp6, ch6, ds6, c6, ids == 6, qty, p, dprice, charge, disc
+            )
         if GROUPS > 7:
-            q7, p7, dp7, ch7, ds7, c7 = _q01_add(q7, p7, dp7, ch7, ds7, c7, ids == 7, qty, p, dprice, charge, disc)
+            q7, p7, dp7, ch7, ds7, c7 = _q01_add(
+                q7, p7, dp7, ch7, ds7, c7, ids == 7, qty, p, dprice, charge, disc
+            )
         # The second tile, through the same adds.
         ids, qty, p, dprice, charge, disc = ids_b, qty_b, p_b, dprice_b, charge_b, disc_b
         # Slots past the dictionaries' GROUPS never see a row: their adds are compiled out.
-        q0, p0, dp0, ch0, ds0, c0 = _q01_add(q0, p0, dp0, ch0, ds0, c0, ids == 0, qty, p, dprice, charge, disc)
-        q1, p1, dp1, ch1, ds1, c1 = _q01_add(q1, p1, dp1, ch1, ds1, c1, ids == 1, qty, p, dprice, charge, disc)
+        q0, p0, dp0, ch0, ds0, c0 = _q01_add(
+            q0, p0, dp0, ch0, ds0, c0, ids == 0, qty, p, dprice, charge, disc
+        )
+        q1, p1, dp1, ch1, ds1, c1 = _q01_add(
+            q1, p1, dp1, ch1, ds1, c1, ids == 1, qty, p, dprice, charge, disc
+        )
         if GROUPS > 2:
-            q2, p2, dp2, ch2, ds2, c2 = _q01_add(q2, p2, dp2, ch2, ds2, c2, ids == 2, qty, p, dprice, charge, disc)
+            q2, p2, dp2, ch2, ds2, c2 = _q01_add(
+                q2, p2, dp2, ch2, ds2, c2, ids == 2, qty, p, dprice, charge, disc
+            )
         if GROUPS > 3:
-            q3, p3, dp3, ch3, ds3, c3 = _q01_add(q3, p3, dp3, ch3, ds3, c3, ids == 3, qty, p, dprice, charge, disc)
+            q3, p3, dp3, ch3, ds3, c3 = _q01_add(
+                q3, p3, dp3, ch3, ds3, c3, ids == 3, qty, p, dprice, charge, disc
+            )
         if GROUPS > 4:
-            q4, p4, dp4, ch4, ds4, c4 = _q01_add(q4, p4, dp4, ch4, ds4, c4, ids == 4, qty, p, dprice, charge, disc)
+            q4, p4, dp4, ch4, ds4, c4 = _q01_add(
+                q4, p4, dp4, ch4, ds4, c4, ids == 4, qty, p, dprice, charge, disc
+            )
         if GROUPS > 5:
-            q5, p5, dp5, ch5, ds5, c5 = _q01_add(q5, p5, dp5, ch5, ds5, c5, ids == 5, qty, p, dprice, charge, disc)
+            q5, p5, dp5, ch5, ds5, c5 = _q01_add(
+                q5, p5, dp5, ch5, ds5, c5, ids == 5, qty, p, dprice, charge, disc
+            )
         if GROUPS > 6:
-            q6, p6, dp6, ch6, ds6, c6 = _q01_add(q6, p6, dp6, ch6, ds6, c6, ids == 6, qty, p, dprice, charge, disc)
+            q6, p6, dp6, ch6, ds6, c6 = _q01_add(
+                q6, p6, dp6, ch6, ds6, c6, ids == 6, qty, p, dprice, charge, disc
+            )
         if GROUPS > 7:
-            q7, p7, dp7, ch7, ds7, c7 = _q01_add(q7, p7, dp7, ch7, ds7, c7, ids == 7, qty, p, dprice, charge, disc)
+            q7, p7, dp7, ch7, ds7, c7 = _q01_add(
+                q7, p7, dp7, ch7, ds7, c7, ids == 7, qty, p, dprice, charge, disc
+            )
     _q01_store(sums, counts, pid, 0, q0, p0, dp0, ch0, ds0, c0)
     _q01_store(sums, counts, pid, 1, q1, p1, dp1, ch1, ds1, c1)
     _q01_store(sums, counts, pid, 2, q2, p2, dp2, ch2, ds2, c2)
@@ -150,9 +206,17 @@ def _q01_partials(
 
 @triton.jit
 def _q01_final(
-    sums, counts, out, out_keys, out_counts, present, programs,
-    STATUSES: tl.constexpr, GROUPS: tl.constexpr, PROGRAMS_P2: tl.constexpr,
-):  # fmt: skip
+    sums,
+    counts,
+    out,
+    out_keys,
+    out_counts,
+    present,
+    programs,
+    STATUSES: tl.constexpr,
+    GROUPS: tl.constexpr,
+    PROGRAMS_P2: tl.constexpr,
+):
     """The partials added per group; the groups with rows written compacted, in code order.
 
     out[k, j] for k = 0..7: sum_qty, sum_base_price, sum_disc_price, sum_charge, avg_qty, avg_price,
@@ -210,20 +274,39 @@ def run_query(tables, delta: int = 90):
     sums = torch.empty(programs * SUMS * width, dtype=torch.float64, device=device)
     counts = torch.empty(programs * width, dtype=torch.int64, device=device)
     _q01_partials[(programs,)](
-        lineitem["l_returnflag"], lineitem["l_linestatus"], lineitem["l_quantity"], lineitem["l_extendedprice"],
-        lineitem["l_discount"], lineitem["l_tax"], shipdate, sums, counts, n,
+        lineitem["l_returnflag"],
+        lineitem["l_linestatus"],
+        lineitem["l_quantity"],
+        lineitem["l_extendedprice"],
+        lineitem["l_discount"],
+        lineitem["l_tax"],
+        shipdate,
+        sums,
+        counts,
+        n,
         _days(dt.date(1998, 12, 1) - dt.timedelta(days=delta)),
-        STATUSES=statuses, GROUPS=groups, TILES=triton.cdiv(triton.cdiv(n, block), programs), BLOCK=block,
+        STATUSES=statuses,
+        GROUPS=groups,
+        TILES=triton.cdiv(triton.cdiv(n, block), programs),
+        BLOCK=block,
         num_warps=warps,
-    )  # fmt: skip
+    )
     out = torch.empty((8, width), dtype=torch.float64, device=device)
     keys = torch.empty((2, width), dtype=torch.int64, device=device)
     out_counts = torch.empty(width, dtype=torch.int64, device=device)
     present = torch.empty(1, dtype=torch.int64, device=device)
     _q01_final[(1,)](
-        sums, counts, out, keys, out_counts, present, programs,
-        STATUSES=statuses, GROUPS=width, PROGRAMS_P2=triton.next_power_of_2(programs),
-    )  # fmt: skip
+        sums,
+        counts,
+        out,
+        keys,
+        out_counts,
+        present,
+        programs,
+        STATUSES=statuses,
+        GROUPS=width,
+        PROGRAMS_P2=triton.next_power_of_2(programs),
+    )
     k = int(present.item())  # the one host synchronization: how many groups hold rows
     return {
         "l_returnflag": keys[0, :k],

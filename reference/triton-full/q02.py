@@ -41,12 +41,33 @@ CENTS = 1 << 23  # acctbal cents offset: the packed key holds -83886.08 .. 83886
 
 @triton.jit
 def _q02_flags(
-    p_partkey, p_type, p_size, s_suppkey, s_nationkey, n_nationkey, n_name, n_regionkey,
-    r_regionkey, r_name, type_ok, part_row, supp_info, mincost,
-    parts, suppliers, nations, regions, size, region,
-    TILES: tl.constexpr, SUPP_TILES: tl.constexpr, BLOCK: tl.constexpr, SBLOCK: tl.constexpr,
-    NB: tl.constexpr, RB: tl.constexpr,
-):  # fmt: skip
+    p_partkey,
+    p_type,
+    p_size,
+    s_suppkey,
+    s_nationkey,
+    n_nationkey,
+    n_name,
+    n_regionkey,
+    r_regionkey,
+    r_name,
+    type_ok,
+    part_row,
+    supp_info,
+    mincost,
+    parts,
+    suppliers,
+    nations,
+    regions,
+    size,
+    region,
+    TILES: tl.constexpr,
+    SUPP_TILES: tl.constexpr,
+    BLOCK: tl.constexpr,
+    SBLOCK: tl.constexpr,
+    NB: tl.constexpr,
+    RB: tl.constexpr,
+):
     # Nations in the region, recomputed by every program (25 x 5 compares).
     nb = tl.arange(0, NB)
     rb = tl.arange(0, RB)
@@ -78,8 +99,17 @@ def _q02_flags(
 
 
 @triton.jit
-def _q02_min(ps_partkey, ps_suppkey, ps_supplycost, part_row, supp_info, mincost, n,
-             TILES: tl.constexpr, BLOCK: tl.constexpr):  # fmt: skip
+def _q02_min(
+    ps_partkey,
+    ps_suppkey,
+    ps_supplycost,
+    part_row,
+    supp_info,
+    mincost,
+    n,
+    TILES: tl.constexpr,
+    BLOCK: tl.constexpr,
+):
     for tile in range(0, TILES):
         offs = (tl.program_id(0) + tile * tl.num_programs(0)) * BLOCK + tl.arange(0, BLOCK)
         inside = offs < n
@@ -93,8 +123,19 @@ def _q02_min(ps_partkey, ps_suppkey, ps_supplycost, part_row, supp_info, mincost
 
 
 @triton.jit
-def _q02_rows(ps_partkey, ps_suppkey, ps_supplycost, part_row, supp_info, mincost, region_rows, region_count,
-              n, TILES: tl.constexpr, BLOCK: tl.constexpr):  # fmt: skip
+def _q02_rows(
+    ps_partkey,
+    ps_suppkey,
+    ps_supplycost,
+    part_row,
+    supp_info,
+    mincost,
+    region_rows,
+    region_count,
+    n,
+    TILES: tl.constexpr,
+    BLOCK: tl.constexpr,
+):
     # Each program compacts its own run of rows into its own region (no shared counter: one atomic per
     # tile on a single address serialises thousands of tiles).
     pid = tl.program_id(0)
@@ -125,9 +166,22 @@ def _primary(supp_info, s_acctbal, sk, live, CENTS: tl.constexpr):
 
 
 @triton.jit
-def _q02_gather(region_rows, region_count, programs, ps_suppkey, supp_info, s_acctbal, rows, prim, found,
-                REGION: tl.constexpr, STEP: tl.constexpr, PB: tl.constexpr, CAP: tl.constexpr,
-                CENTS: tl.constexpr):  # fmt: skip
+def _q02_gather(
+    region_rows,
+    region_count,
+    programs,
+    ps_suppkey,
+    supp_info,
+    s_acctbal,
+    rows,
+    prim,
+    found,
+    REGION: tl.constexpr,
+    STEP: tl.constexpr,
+    PB: tl.constexpr,
+    CAP: tl.constexpr,
+    CENTS: tl.constexpr,
+):
     # Program p copies region p's survivors to rows[start_p:], start_p = the counts of regions before p.
     pid = tl.program_id(0)
     p = tl.arange(0, PB)
@@ -141,7 +195,9 @@ def _q02_gather(region_rows, region_count, programs, ps_suppkey, supp_info, s_ac
             k = chunk * STEP + tl.arange(0, STEP)
             live = (k < mine) & (start + k < CAP)
             row = tl.load(region_rows + pid * REGION + k, mask=live, other=0)
-            key, _ = _primary(supp_info, s_acctbal, tl.load(ps_suppkey + row, mask=live, other=0), live, CENTS)
+            key, _ = _primary(
+                supp_info, s_acctbal, tl.load(ps_suppkey + row, mask=live, other=0), live, CENTS
+            )
             tl.store(rows + start + k, row, mask=live)
             tl.store(prim + start + k, key, mask=live)
 
@@ -166,10 +222,29 @@ def _q02_rank(prim, found, ranks, CAP: tl.constexpr, RB: tl.constexpr, CHUNK: tl
 
 @triton.jit
 def _q02_top(
-    rows, prim, ranks, found, ps_partkey, ps_suppkey, part_row, supp_info, s_acctbal, s_name, p_mfgr, scratch,
-    out_acctbal, out_supplier, out_nation, out_partkey, out_mfgr, status,
-    CAP: tl.constexpr, CAND: tl.constexpr, LIMIT: tl.constexpr, NAME: tl.constexpr,
-):  # fmt: skip
+    rows,
+    prim,
+    ranks,
+    found,
+    ps_partkey,
+    ps_suppkey,
+    part_row,
+    supp_info,
+    s_acctbal,
+    s_name,
+    p_mfgr,
+    scratch,
+    out_acctbal,
+    out_supplier,
+    out_nation,
+    out_partkey,
+    out_mfgr,
+    status,
+    CAP: tl.constexpr,
+    CAND: tl.constexpr,
+    LIMIT: tl.constexpr,
+    NAME: tl.constexpr,
+):
     count = tl.load(found)
     idx = tl.arange(0, CAP)
     chosen = (idx < count) & (tl.load(ranks + idx, mask=idx < count, other=LIMIT) < LIMIT)
@@ -222,10 +297,14 @@ def _slow_path(tables, part_row, supp_info, mincost, type_ok, size, region):
     order = torch.arange(rows.numel(), device=rows.device)
     names = supplier["s_name"][srow].long()
     # Stable sorts from the last key to the first: p_partkey, s_name bytes, n_name, acctbal DESC.
-    for values, descending in [(partkey, False)] + [(names[:, b], False) for b in range(names.shape[1] - 1, -1, -1)] + [
-        (code, False),
-        (acct, True),
-    ]:
+    for values, descending in (
+        [(partkey, False)]
+        + [(names[:, b], False) for b in range(names.shape[1] - 1, -1, -1)]
+        + [
+            (code, False),
+            (acct, True),
+        ]
+    ):
         order = order[torch.sort(values[order], stable=True, descending=descending).indices]
     top = order[:LIMIT]
     return {
@@ -241,7 +320,9 @@ def run_query(tables, size: int = 15, type: str = "BRASS", region: str = "EUROPE
     part, supplier, partsupp = tables["part"], tables["supplier"], tables["partsupp"]
     nation, regions = tables["nation"], tables["region"]
     device = part["p_type"].device
-    type_ok = torch.tensor([t.endswith(type) for t in part.dictionary("p_type")], dtype=torch.int8, device=device)
+    type_ok = torch.tensor(
+        [t.endswith(type) for t in part.dictionary("p_type")], dtype=torch.int8, device=device
+    )
     names = regions.dictionary("r_name")
     region_code = names.index(region) if region in names else -1
     parts, suppliers = part["p_partkey"].numel(), supplier["s_suppkey"].numel()
@@ -253,15 +334,33 @@ def run_query(tables, size: int = 15, type: str = "BRASS", region: str = "EUROPE
     wide = max(parts, suppliers)
     programs = max(1, min(PROGRAMS if device.type == "cuda" else 4, triton.cdiv(wide, BLOCK)))
     _q02_flags[(programs,)](
-        part["p_partkey"], part["p_type"], part["p_size"], supplier["s_suppkey"], supplier["s_nationkey"],
-        nation["n_nationkey"], nation["n_name"], nation["n_regionkey"], regions["r_regionkey"],
-        regions["r_name"], type_ok, part_row, supp_info, mincost,
-        parts, suppliers, nation["n_nationkey"].numel(), regions["r_regionkey"].numel(), size, region_code,
-        TILES=triton.cdiv(triton.cdiv(parts, BLOCK), programs), BLOCK=BLOCK,
-        SUPP_TILES=triton.cdiv(triton.cdiv(suppliers, 128), programs), SBLOCK=128,
+        part["p_partkey"],
+        part["p_type"],
+        part["p_size"],
+        supplier["s_suppkey"],
+        supplier["s_nationkey"],
+        nation["n_nationkey"],
+        nation["n_name"],
+        nation["n_regionkey"],
+        regions["r_regionkey"],
+        regions["r_name"],
+        type_ok,
+        part_row,
+        supp_info,
+        mincost,
+        parts,
+        suppliers,
+        nation["n_nationkey"].numel(),
+        regions["r_regionkey"].numel(),
+        size,
+        region_code,
+        TILES=triton.cdiv(triton.cdiv(parts, BLOCK), programs),
+        BLOCK=BLOCK,
+        SUPP_TILES=triton.cdiv(triton.cdiv(suppliers, 128), programs),
+        SBLOCK=128,
         NB=max(32, triton.next_power_of_2(nation["n_nationkey"].numel())),
         RB=max(8, triton.next_power_of_2(regions["r_regionkey"].numel())),
-    )  # fmt: skip
+    )
     n = partsupp["ps_partkey"].numel()
     programs = max(1, min(PROGRAMS if device.type == "cuda" else 4, triton.cdiv(n, BLOCK)))
     tiles = triton.cdiv(triton.cdiv(n, BLOCK), programs)
@@ -272,15 +371,27 @@ def run_query(tables, size: int = 15, type: str = "BRASS", region: str = "EUROPE
     region_count = torch.empty(programs, dtype=torch.int32, device=device)
     _q02_rows[(programs,)](
         *columns, part_row, supp_info, mincost, region_rows, region_count, n, TILES=tiles, BLOCK=BLOCK
-    )  # fmt: skip
+    )
     rows = torch.empty(CAP, dtype=torch.int32, device=device)
     prim = torch.empty(CAP, dtype=torch.int64, device=device)
     found = torch.empty(1, dtype=torch.int32, device=device)
     step = 128 if region % 128 == 0 else region
     _q02_gather[(programs,)](
-        region_rows, region_count, programs, partsupp["ps_suppkey"], supp_info, supplier["s_acctbal"],
-        rows, prim, found, REGION=region, STEP=step, PB=triton.next_power_of_2(programs), CAP=CAP, CENTS=CENTS,
-    )  # fmt: skip
+        region_rows,
+        region_count,
+        programs,
+        partsupp["ps_suppkey"],
+        supp_info,
+        supplier["s_acctbal"],
+        rows,
+        prim,
+        found,
+        REGION=region,
+        STEP=step,
+        PB=triton.next_power_of_2(programs),
+        CAP=CAP,
+        CENTS=CENTS,
+    )
     ranks = torch.empty(CAP, dtype=torch.int32, device=device)
     rb, chunk = (64, 512) if device.type == "cuda" else (512, 1024)
     _q02_rank[(CAP // rb,)](prim, found, ranks, CAP=CAP, RB=rb, CHUNK=chunk)
@@ -288,10 +399,26 @@ def run_query(tables, size: int = 15, type: str = "BRASS", region: str = "EUROPE
     out = [torch.empty(LIMIT, dtype=dtype, device=device) for dtype in (torch.float64,) + (torch.int64,) * 4]
     status = torch.empty(2, dtype=torch.int32, device=device)
     _q02_top[(1,)](
-        rows, prim, ranks, found, partsupp["ps_partkey"], partsupp["ps_suppkey"], part_row, supp_info,
-        supplier["s_acctbal"], supplier["s_name"], part["p_mfgr"], scratch, *out, status,
-        CAP=CAP, CAND=CAND, LIMIT=LIMIT, NAME=supplier["s_name"].shape[1], num_warps=8,
-    )  # fmt: skip
+        rows,
+        prim,
+        ranks,
+        found,
+        partsupp["ps_partkey"],
+        partsupp["ps_suppkey"],
+        part_row,
+        supp_info,
+        supplier["s_acctbal"],
+        supplier["s_name"],
+        part["p_mfgr"],
+        scratch,
+        *out,
+        status,
+        CAP=CAP,
+        CAND=CAND,
+        LIMIT=LIMIT,
+        NAME=supplier["s_name"].shape[1],
+        num_warps=8,
+    )
     count, overflow = status.tolist()  # the one sync: the result's size
     if overflow:
         return _slow_path(tables, part_row, supp_info, mincost, type_ok, size, region_code)

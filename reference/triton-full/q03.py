@@ -30,7 +30,9 @@ PROGRAMS = 528  # 4 per H200 multiprocessor: one wave at up to 128 registers a t
 CPU_PROGRAMS = 8  # Triton's interpreter runs programs one after another: few, long ones are faster
 TOP_BLOCK = 4096  # rows per candidate tile
 LIMIT = 10
-NO_KEY = tl.constexpr(9223372036854775807)  # int64 max: sorts after every packed (date, row) (a constexpr: jit code reads no other globals)
+NO_KEY = tl.constexpr(
+    9223372036854775807
+)  # int64 max: sorts after every packed (date, row) (a constexpr: jit code reads no other globals)
 
 
 @triton.jit
@@ -44,9 +46,20 @@ def _q03_customers(c_custkey, c_mktsegment, customer_ok, segment, n, BLOCK: tl.c
 
 @triton.jit
 def _q03_orders(
-    o_orderkey, o_custkey, o_orderdate, o_shippriority, customer_ok, order_row, revenue, touched_count,
-    digest, date, n, TILES: tl.constexpr, BLOCK: tl.constexpr,
-):  # fmt: skip
+    o_orderkey,
+    o_custkey,
+    o_orderdate,
+    o_shippriority,
+    customer_ok,
+    order_row,
+    revenue,
+    touched_count,
+    digest,
+    date,
+    n,
+    TILES: tl.constexpr,
+    BLOCK: tl.constexpr,
+):
     pid = tl.program_id(0)
     tl.store(touched_count + pid * 0, 0, mask=pid == 0)
     seen = tl.zeros([BLOCK], dtype=tl.int64)
@@ -69,9 +82,19 @@ def _q03_orders(
 
 @triton.jit
 def _q03_lines(
-    l_orderkey, l_extendedprice, l_discount, l_shipdate, order_row, revenue, touched, touched_count,
-    date, n, TILES: tl.constexpr, BLOCK: tl.constexpr,
-):  # fmt: skip
+    l_orderkey,
+    l_extendedprice,
+    l_discount,
+    l_shipdate,
+    order_row,
+    revenue,
+    touched,
+    touched_count,
+    date,
+    n,
+    TILES: tl.constexpr,
+    BLOCK: tl.constexpr,
+):
     pid = tl.program_id(0)
     # A constant trip count (one compile per table size): Triton's interpreter cannot loop to a
     # run-time bound.
@@ -95,9 +118,18 @@ def _q03_lines(
 
 @triton.jit
 def _q03_top(
-    rev_in, key_in, touched, touched_count, o_orderdate, rev_out, key_out, n,
-    FIRST: tl.constexpr, LIMIT: tl.constexpr, BLOCK: tl.constexpr,
-):  # fmt: skip
+    rev_in,
+    key_in,
+    touched,
+    touched_count,
+    o_orderdate,
+    rev_out,
+    key_out,
+    n,
+    FIRST: tl.constexpr,
+    LIMIT: tl.constexpr,
+    BLOCK: tl.constexpr,
+):
     pid = tl.program_id(0)
     offs = pid * BLOCK + tl.arange(0, BLOCK)
     if FIRST:
@@ -131,10 +163,20 @@ def _q03_top(
 
 @triton.jit
 def _q03_final(
-    rev_in, key_in, n, o_orderkey, o_orderdate, o_shippriority,
-    out_key, out_rev, out_date, out_prio, count,
-    LIMIT: tl.constexpr, BLOCK: tl.constexpr,
-):  # fmt: skip
+    rev_in,
+    key_in,
+    n,
+    o_orderkey,
+    o_orderdate,
+    o_shippriority,
+    out_key,
+    out_rev,
+    out_date,
+    out_prio,
+    count,
+    LIMIT: tl.constexpr,
+    BLOCK: tl.constexpr,
+):
     offs = tl.arange(0, BLOCK)
     inside = offs < n
     score = tl.load(rev_in + offs, mask=inside, other=float("-inf"))
@@ -182,15 +224,35 @@ def run_query(tables, segment="BUILDING", date="1995-03-15"):
     programs, tiles = _grid(n_orders, device)
     digest = torch.empty(programs, dtype=torch.int64, device=device)
     _q03_orders[(programs,)](
-        orders["o_orderkey"], orders["o_custkey"], orders["o_orderdate"], orders["o_shippriority"],
-        customer_ok, order_row, revenue, touched_count, digest, day, n_orders, TILES=tiles, BLOCK=BLOCK,
-    )  # fmt: skip
+        orders["o_orderkey"],
+        orders["o_custkey"],
+        orders["o_orderdate"],
+        orders["o_shippriority"],
+        customer_ok,
+        order_row,
+        revenue,
+        touched_count,
+        digest,
+        day,
+        n_orders,
+        TILES=tiles,
+        BLOCK=BLOCK,
+    )
     programs, tiles = _grid(lines, device)
     _q03_lines[(programs,)](
-        lineitem["l_orderkey"], lineitem["l_extendedprice"], lineitem["l_discount"],
-        lineitem["l_shipdate"], order_row, revenue, touched, touched_count, day, lines,
-        TILES=tiles, BLOCK=BLOCK,
-    )  # fmt: skip
+        lineitem["l_orderkey"],
+        lineitem["l_extendedprice"],
+        lineitem["l_discount"],
+        lineitem["l_shipdate"],
+        order_row,
+        revenue,
+        touched,
+        touched_count,
+        day,
+        lines,
+        TILES=tiles,
+        BLOCK=BLOCK,
+    )
 
     # Tiles of candidates until one tile holds them all.
     rev, key, n, first = revenue, revenue, n_orders, True
@@ -199,9 +261,19 @@ def run_query(tables, segment="BUILDING", date="1995-03-15"):
         rev_out = torch.empty(groups * LIMIT, dtype=torch.float64, device=device)
         key_out = torch.empty(groups * LIMIT, dtype=torch.int64, device=device)
         _q03_top[(groups,)](
-            rev, key, touched, touched_count, orders["o_orderdate"], rev_out, key_out, n,
-            FIRST=first, LIMIT=LIMIT, BLOCK=TOP_BLOCK, num_warps=8,
-        )  # fmt: skip
+            rev,
+            key,
+            touched,
+            touched_count,
+            orders["o_orderdate"],
+            rev_out,
+            key_out,
+            n,
+            FIRST=first,
+            LIMIT=LIMIT,
+            BLOCK=TOP_BLOCK,
+            num_warps=8,
+        )
         rev, key, n, first = rev_out, key_out, groups * LIMIT, False
 
     out_key = torch.empty(LIMIT, dtype=orders["o_orderkey"].dtype, device=device)
@@ -210,10 +282,21 @@ def run_query(tables, segment="BUILDING", date="1995-03-15"):
     out_prio = torch.empty(LIMIT, dtype=orders["o_shippriority"].dtype, device=device)
     count = torch.empty(1, dtype=torch.int32, device=device)
     _q03_final[(1,)](
-        rev, key, n, orders["o_orderkey"], orders["o_orderdate"], orders["o_shippriority"],
-        out_key, out_rev, out_date, out_prio, count,
-        LIMIT=LIMIT, BLOCK=triton.next_power_of_2(n), num_warps=8,
-    )  # fmt: skip
+        rev,
+        key,
+        n,
+        orders["o_orderkey"],
+        orders["o_orderdate"],
+        orders["o_shippriority"],
+        out_key,
+        out_rev,
+        out_date,
+        out_prio,
+        count,
+        LIMIT=LIMIT,
+        BLOCK=triton.next_power_of_2(n),
+        num_warps=8,
+    )
     found = int(count.item())  # the one host sync: the result's size
     return {
         "l_orderkey": out_key[:found],

@@ -22,7 +22,18 @@ PRIORITIES = 8  # a power of two above the dictionary's 5 codes
 
 
 @triton.jit
-def _q04_orders(o_orderkey, o_orderdate, o_orderpriority, word, counts, n, date_lo, date_hi, PRIORITIES: tl.constexpr, BLOCK: tl.constexpr):
+def _q04_orders(
+    o_orderkey,
+    o_orderdate,
+    o_orderpriority,
+    word,
+    counts,
+    n,
+    date_lo,
+    date_hi,
+    PRIORITIES: tl.constexpr,
+    BLOCK: tl.constexpr,
+):
     offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
     inside = offs < n
     key = tl.load(o_orderkey + offs, mask=inside, other=0)
@@ -36,9 +47,17 @@ def _q04_orders(o_orderkey, o_orderdate, o_orderpriority, word, counts, n, date_
 
 @triton.jit
 def _q04_lines(
-    l_orderkey, l_commitdate, l_receiptdate, word, counts, n, LATE: tl.constexpr, PRIORITIES: tl.constexpr,
-    TILES: tl.constexpr, BLOCK: tl.constexpr,
-):  # fmt: skip
+    l_orderkey,
+    l_commitdate,
+    l_receiptdate,
+    word,
+    counts,
+    n,
+    LATE: tl.constexpr,
+    PRIORITIES: tl.constexpr,
+    TILES: tl.constexpr,
+    BLOCK: tl.constexpr,
+):
     pid = tl.program_id(0)
     p = tl.arange(0, PRIORITIES)
     total = tl.zeros([PRIORITIES], dtype=tl.int64)
@@ -47,7 +66,9 @@ def _q04_lines(
         inside = offs < n
         # Whole columns are read (mask `inside`): the bandwidth floor counts all their bytes.
         key = tl.load(l_orderkey + offs, mask=inside, other=0)
-        late = tl.load(l_commitdate + offs, mask=inside, other=0) < tl.load(l_receiptdate + offs, mask=inside, other=0)
+        late = tl.load(l_commitdate + offs, mask=inside, other=0) < tl.load(
+            l_receiptdate + offs, mask=inside, other=0
+        )
         w = tl.load(word + key, mask=inside, other=0)
         # A plain read first: only late lines of quarter orders not yet marked try the atomic.
         act = inside & late & (w != 0) & ((w & LATE) == 0)
@@ -73,15 +94,31 @@ def run_query(tables, date="1993-07-01"):
     word = torch.empty(4 * orders_n + 1, dtype=torch.int32, device=device)
     counts = torch.empty(PRIORITIES, dtype=torch.int64, device=device)
     _q04_orders[(triton.cdiv(orders_n, BLOCK),)](
-        orders["o_orderkey"], orders["o_orderdate"], orders["o_orderpriority"], word, counts, orders_n,
-        _days(start), _days(end), PRIORITIES=PRIORITIES, BLOCK=BLOCK,
-    )  # fmt: skip
+        orders["o_orderkey"],
+        orders["o_orderdate"],
+        orders["o_orderpriority"],
+        word,
+        counts,
+        orders_n,
+        _days(start),
+        _days(end),
+        PRIORITIES=PRIORITIES,
+        BLOCK=BLOCK,
+    )
     n = lineitem["l_orderkey"].numel()
     programs = max(1, min(PROGRAMS, triton.cdiv(n, BLOCK)))
     _q04_lines[(programs,)](
-        lineitem["l_orderkey"], lineitem["l_commitdate"], lineitem["l_receiptdate"], word, counts, n,
-        LATE=LATE, PRIORITIES=PRIORITIES, TILES=triton.cdiv(triton.cdiv(n, BLOCK), programs), BLOCK=BLOCK,
-    )  # fmt: skip
+        lineitem["l_orderkey"],
+        lineitem["l_commitdate"],
+        lineitem["l_receiptdate"],
+        word,
+        counts,
+        n,
+        LATE=LATE,
+        PRIORITIES=PRIORITIES,
+        TILES=triton.cdiv(triton.cdiv(n, BLOCK), programs),
+        BLOCK=BLOCK,
+    )
     counts = counts.cpu()  # the one sync: which priorities have orders
     present = torch.nonzero(counts).squeeze(1)
     return {"o_orderpriority": present, "order_count": counts[present].clone()}

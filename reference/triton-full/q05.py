@@ -33,12 +33,29 @@ REGION_BLOCK = 8  # region has 5
 
 @triton.jit
 def _q05_dims(
-    s_suppkey, s_nationkey, n_suppliers, supplier_nation, c_custkey, c_nationkey, n_customers,
-    customer_nation, n_nationkey, n_regionkey, nations, r_regionkey, r_name, regions, region,
-    sums, rows,
-    SUPPLIER_TILES: tl.constexpr, CUSTOMER_TILES: tl.constexpr,
-    NATION_BLOCK: tl.constexpr, REGION_BLOCK: tl.constexpr, BLOCK: tl.constexpr,
-):  # fmt: skip
+    s_suppkey,
+    s_nationkey,
+    n_suppliers,
+    supplier_nation,
+    c_custkey,
+    c_nationkey,
+    n_customers,
+    customer_nation,
+    n_nationkey,
+    n_regionkey,
+    nations,
+    r_regionkey,
+    r_name,
+    regions,
+    region,
+    sums,
+    rows,
+    SUPPLIER_TILES: tl.constexpr,
+    CUSTOMER_TILES: tl.constexpr,
+    NATION_BLOCK: tl.constexpr,
+    REGION_BLOCK: tl.constexpr,
+    BLOCK: tl.constexpr,
+):
     pid = tl.program_id(0)
     programs = tl.num_programs(0)
     r = tl.arange(0, REGION_BLOCK)
@@ -72,9 +89,17 @@ def _q05_dims(
 
 @triton.jit
 def _q05_orders(
-    o_orderkey, o_custkey, o_orderdate, customer_nation, order_nation, n, date_lo, date_hi,
-    TILES: tl.constexpr, BLOCK: tl.constexpr,
-):  # fmt: skip
+    o_orderkey,
+    o_custkey,
+    o_orderdate,
+    customer_nation,
+    order_nation,
+    n,
+    date_lo,
+    date_hi,
+    TILES: tl.constexpr,
+    BLOCK: tl.constexpr,
+):
     pid = tl.program_id(0)
     for tile in range(0, TILES):
         offs = (pid + tile * tl.num_programs(0)) * BLOCK + tl.arange(0, BLOCK)
@@ -90,9 +115,18 @@ def _q05_orders(
 
 @triton.jit
 def _q05_lines(
-    l_orderkey, l_suppkey, l_extendedprice, l_discount, supplier_nation, order_nation, sums, rows, n,
-    TILES: tl.constexpr, BLOCK: tl.constexpr,
-):  # fmt: skip
+    l_orderkey,
+    l_suppkey,
+    l_extendedprice,
+    l_discount,
+    supplier_nation,
+    order_nation,
+    sums,
+    rows,
+    n,
+    TILES: tl.constexpr,
+    BLOCK: tl.constexpr,
+):
     pid = tl.program_id(0)
     # A constant trip count (one compile per table size): Triton's interpreter cannot loop to a
     # run-time bound.
@@ -159,34 +193,71 @@ def run_query(tables, region="ASIA", date="1994-01-01"):
     programs = _programs(max(n_suppliers, n_customers), device, DIM_BLOCK)
     per_program = DIM_BLOCK * programs
     _q05_dims[(programs,)](
-        supplier["s_suppkey"], supplier["s_nationkey"], n_suppliers, supplier_nation,
-        customer["c_custkey"], customer["c_nationkey"], n_customers, customer_nation,
-        nation["n_nationkey"], nation["n_regionkey"], nation.rows,
-        region_t["r_regionkey"], region_t["r_name"], region_t.rows, region_code, sums, rows,
+        supplier["s_suppkey"],
+        supplier["s_nationkey"],
+        n_suppliers,
+        supplier_nation,
+        customer["c_custkey"],
+        customer["c_nationkey"],
+        n_customers,
+        customer_nation,
+        nation["n_nationkey"],
+        nation["n_regionkey"],
+        nation.rows,
+        region_t["r_regionkey"],
+        region_t["r_name"],
+        region_t.rows,
+        region_code,
+        sums,
+        rows,
         SUPPLIER_TILES=triton.cdiv(n_suppliers, per_program),
         CUSTOMER_TILES=triton.cdiv(n_customers, per_program),
-        NATION_BLOCK=NATION_BLOCK, REGION_BLOCK=REGION_BLOCK, BLOCK=DIM_BLOCK,
-    )  # fmt: skip
+        NATION_BLOCK=NATION_BLOCK,
+        REGION_BLOCK=REGION_BLOCK,
+        BLOCK=DIM_BLOCK,
+    )
     # dbgen's sparse order keys stay under 4 x the order count.
     order_nation = torch.empty(4 * n_orders + 1, dtype=torch.int8, device=device)
     programs = _programs(n_orders, device)
     _q05_orders[(programs,)](
-        orders["o_orderkey"], orders["o_custkey"], orders["o_orderdate"], customer_nation,
-        order_nation, n_orders, date_lo, date_hi,
-        TILES=triton.cdiv(n_orders, BLOCK * programs), BLOCK=BLOCK,
-    )  # fmt: skip
+        orders["o_orderkey"],
+        orders["o_custkey"],
+        orders["o_orderdate"],
+        customer_nation,
+        order_nation,
+        n_orders,
+        date_lo,
+        date_hi,
+        TILES=triton.cdiv(n_orders, BLOCK * programs),
+        BLOCK=BLOCK,
+    )
     programs = _programs(lines, device)
     _q05_lines[(programs,)](
-        lineitem["l_orderkey"], lineitem["l_suppkey"], lineitem["l_extendedprice"],
-        lineitem["l_discount"], supplier_nation, order_nation, sums, rows, lines,
-        TILES=triton.cdiv(lines, BLOCK * programs), BLOCK=BLOCK,
-    )  # fmt: skip
+        lineitem["l_orderkey"],
+        lineitem["l_suppkey"],
+        lineitem["l_extendedprice"],
+        lineitem["l_discount"],
+        supplier_nation,
+        order_nation,
+        sums,
+        rows,
+        lines,
+        TILES=triton.cdiv(lines, BLOCK * programs),
+        BLOCK=BLOCK,
+    )
     out_name = torch.empty(NATION_BLOCK, dtype=torch.int64, device=device)
     out_revenue = torch.empty(NATION_BLOCK, dtype=torch.float64, device=device)
     found = torch.empty(1, dtype=torch.int32, device=device)
     _q05_final[(1,)](
-        sums, rows, nation["n_nationkey"], nation["n_name"], nation.rows, out_name, out_revenue, found,
+        sums,
+        rows,
+        nation["n_nationkey"],
+        nation["n_name"],
+        nation.rows,
+        out_name,
+        out_revenue,
+        found,
         NATION_BLOCK=NATION_BLOCK,
-    )  # fmt: skip
+    )
     count = int(found.item())  # the one host sync: the result's size
     return {"n_name": out_name[:count], "revenue": out_revenue[:count]}

@@ -25,9 +25,21 @@ PROGRAMS = 528  # 4 per H200 multiprocessor: timed best of 264..4224 on the H200
 
 @triton.jit
 def _q06_partials(
-    shipdate, discount, quantity, price, sums, counts, n, date_lo, date_hi, cents_lo, cents_hi, qty_hi,
-    TILES: tl.constexpr, BLOCK: tl.constexpr,
-):  # fmt: skip
+    shipdate,
+    discount,
+    quantity,
+    price,
+    sums,
+    counts,
+    n,
+    date_lo,
+    date_hi,
+    cents_lo,
+    cents_hi,
+    qty_hi,
+    TILES: tl.constexpr,
+    BLOCK: tl.constexpr,
+):
     pid = tl.program_id(0)
     revenue = tl.zeros([BLOCK], dtype=tl.float64)
     # The discount bounds as the column holds them: the nearest float64 to cents / 100 (a float64
@@ -46,7 +58,9 @@ def _q06_partials(
         disc = tl.load(discount + offs, mask=inside, other=0.0)
         qty = tl.load(quantity + offs, mask=inside, other=0.0)
         p = tl.load(price + offs, mask=inside, other=0.0)
-        keep = inside & (d >= date_lo) & (d < date_hi) & (disc >= disc_lo) & (disc <= disc_hi) & (qty < qty_hi)
+        keep = (
+            inside & (d >= date_lo) & (d < date_hi) & (disc >= disc_lo) & (disc <= disc_hi) & (qty < qty_hi)
+        )
         revenue += tl.where(keep, p * disc, 0.0)
         count += keep.to(tl.int32)
     tl.store(sums + pid, tl.sum(revenue, axis=0))
@@ -83,10 +97,21 @@ def run_query(tables, date: str = "1994-01-01", discount: float = 0.06, quantity
     sums = torch.empty(programs, dtype=torch.float64, device=device)
     counts = torch.empty(programs, dtype=torch.int64, device=device)
     _q06_partials[(programs,)](
-        shipdate, lineitem["l_discount"], lineitem["l_quantity"], lineitem["l_extendedprice"], sums, counts, n,
-        _days(start), _days(end), cents - 1, cents + 1, int(quantity),
-        TILES=triton.cdiv(triton.cdiv(n, block), programs), BLOCK=block,
-    )  # fmt: skip
+        shipdate,
+        lineitem["l_discount"],
+        lineitem["l_quantity"],
+        lineitem["l_extendedprice"],
+        sums,
+        counts,
+        n,
+        _days(start),
+        _days(end),
+        cents - 1,
+        cents + 1,
+        int(quantity),
+        TILES=triton.cdiv(triton.cdiv(n, block), programs),
+        BLOCK=block,
+    )
     out = torch.empty(1, dtype=torch.float64, device=device)
     _q06_total[(1,)](sums, counts, out, programs, PROGRAMS_P2=triton.next_power_of_2(programs))
     return {"revenue": out}

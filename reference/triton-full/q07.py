@@ -41,11 +41,27 @@ def _side_of(nk, n_keys, n_side):
 
 @triton.jit
 def _q07_dims(
-    s_suppkey, s_nationkey, n_suppliers, supplier_side, c_custkey, c_nationkey, n_customers,
-    customer_side, n_nationkey, n_name, nations, nation1, nation2, sums, rows,
-    SUPPLIER_TILES: tl.constexpr, CUSTOMER_TILES: tl.constexpr,
-    NATION_BLOCK: tl.constexpr, SLOTS: tl.constexpr, BLOCK: tl.constexpr,
-):  # fmt: skip
+    s_suppkey,
+    s_nationkey,
+    n_suppliers,
+    supplier_side,
+    c_custkey,
+    c_nationkey,
+    n_customers,
+    customer_side,
+    n_nationkey,
+    n_name,
+    nations,
+    nation1,
+    nation2,
+    sums,
+    rows,
+    SUPPLIER_TILES: tl.constexpr,
+    CUSTOMER_TILES: tl.constexpr,
+    NATION_BLOCK: tl.constexpr,
+    SLOTS: tl.constexpr,
+    BLOCK: tl.constexpr,
+):
     pid = tl.program_id(0)
     programs = tl.num_programs(0)
     k = tl.arange(0, NATION_BLOCK)
@@ -89,9 +105,22 @@ def _q07_orders(
 
 @triton.jit
 def _q07_lines(
-    l_orderkey, l_suppkey, l_extendedprice, l_discount, l_shipdate, supplier_side, order_side,
-    sums, rows, n, date_lo, date_hi, second_year, TILES: tl.constexpr, BLOCK: tl.constexpr,
-):  # fmt: skip
+    l_orderkey,
+    l_suppkey,
+    l_extendedprice,
+    l_discount,
+    l_shipdate,
+    supplier_side,
+    order_side,
+    sums,
+    rows,
+    n,
+    date_lo,
+    date_hi,
+    second_year,
+    TILES: tl.constexpr,
+    BLOCK: tl.constexpr,
+):
     pid = tl.program_id(0)
     # A constant trip count (one compile per table size): Triton's interpreter cannot loop to a
     # run-time bound.
@@ -115,9 +144,18 @@ def _q07_lines(
 
 @triton.jit
 def _q07_final(
-    sums, rows, nation1, nation2, first_year, out_supp, out_cust, out_year, out_revenue, found,
+    sums,
+    rows,
+    nation1,
+    nation2,
+    first_year,
+    out_supp,
+    out_cust,
+    out_year,
+    out_revenue,
+    found,
     SLOTS: tl.constexpr,
-):  # fmt: skip
+):
     slot = tl.arange(0, SLOTS)
     revenue = tl.load(sums + slot)
     present = tl.load(rows + slot) > 0
@@ -163,37 +201,75 @@ def run_query(tables, nation1="FRANCE", nation2="GERMANY"):
     programs = _programs(max(n_suppliers, n_customers), device, DIM_BLOCK)
     per_program = DIM_BLOCK * programs
     _q07_dims[(programs,)](
-        supplier["s_suppkey"], supplier["s_nationkey"], n_suppliers, supplier_side,
-        customer["c_custkey"], customer["c_nationkey"], n_customers, customer_side,
-        nation["n_nationkey"], nation["n_name"], nation.rows, code1, code2, sums, rows,
+        supplier["s_suppkey"],
+        supplier["s_nationkey"],
+        n_suppliers,
+        supplier_side,
+        customer["c_custkey"],
+        customer["c_nationkey"],
+        n_customers,
+        customer_side,
+        nation["n_nationkey"],
+        nation["n_name"],
+        nation.rows,
+        code1,
+        code2,
+        sums,
+        rows,
         SUPPLIER_TILES=triton.cdiv(n_suppliers, per_program),
         CUSTOMER_TILES=triton.cdiv(n_customers, per_program),
-        NATION_BLOCK=NATION_BLOCK, SLOTS=SLOTS, BLOCK=DIM_BLOCK,
-    )  # fmt: skip
+        NATION_BLOCK=NATION_BLOCK,
+        SLOTS=SLOTS,
+        BLOCK=DIM_BLOCK,
+    )
     # dbgen's sparse order keys stay under 4 x the order count.
     order_side = torch.empty(4 * n_orders + 1, dtype=torch.int8, device=device)
     programs = _programs(n_orders, device)
     _q07_orders[(programs,)](
-        orders["o_orderkey"], orders["o_custkey"], customer_side, order_side, n_orders,
-        TILES=triton.cdiv(n_orders, BLOCK * programs), BLOCK=BLOCK,
-    )  # fmt: skip
+        orders["o_orderkey"],
+        orders["o_custkey"],
+        customer_side,
+        order_side,
+        n_orders,
+        TILES=triton.cdiv(n_orders, BLOCK * programs),
+        BLOCK=BLOCK,
+    )
     programs = _programs(lines, device)
     _q07_lines[(programs,)](
-        lineitem["l_orderkey"], lineitem["l_suppkey"], lineitem["l_extendedprice"],
-        lineitem["l_discount"], lineitem["l_shipdate"], supplier_side, order_side, sums, rows, lines,
-        date_to_days(FIRST_YEAR, 1, 1), date_to_days(FIRST_YEAR + 1, 12, 31),
+        lineitem["l_orderkey"],
+        lineitem["l_suppkey"],
+        lineitem["l_extendedprice"],
+        lineitem["l_discount"],
+        lineitem["l_shipdate"],
+        supplier_side,
+        order_side,
+        sums,
+        rows,
+        lines,
+        date_to_days(FIRST_YEAR, 1, 1),
+        date_to_days(FIRST_YEAR + 1, 12, 31),
         date_to_days(FIRST_YEAR + 1, 1, 1),
-        TILES=triton.cdiv(lines, BLOCK * programs), BLOCK=BLOCK,
-    )  # fmt: skip
+        TILES=triton.cdiv(lines, BLOCK * programs),
+        BLOCK=BLOCK,
+    )
     out_supp = torch.empty(SLOTS, dtype=torch.int64, device=device)
     out_cust = torch.empty(SLOTS, dtype=torch.int64, device=device)
     out_year = torch.empty(SLOTS, dtype=torch.int64, device=device)
     out_revenue = torch.empty(SLOTS, dtype=torch.float64, device=device)
     found = torch.empty(1, dtype=torch.int32, device=device)
     _q07_final[(1,)](
-        sums, rows, code1, code2, FIRST_YEAR, out_supp, out_cust, out_year, out_revenue, found,
+        sums,
+        rows,
+        code1,
+        code2,
+        FIRST_YEAR,
+        out_supp,
+        out_cust,
+        out_year,
+        out_revenue,
+        found,
         SLOTS=SLOTS,
-    )  # fmt: skip
+    )
     count = int(found.item())  # the one host sync: the result's size
     return {
         "supp_nation": out_supp[:count],

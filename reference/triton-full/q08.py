@@ -32,13 +32,35 @@ REGION_BLOCK = 8  # region has 5
 
 @triton.jit
 def _q08_dims(
-    c_custkey, c_nationkey, n_customers, customer_ok,
-    p_partkey, p_type, n_parts, part_ok, part_type,
-    s_suppkey, s_nationkey, n_suppliers, supplier_ok,
-    n_nationkey, n_name, n_regionkey, nations, r_regionkey, r_name, regions, nation, region,
-    CUSTOMER_TILES: tl.constexpr, PART_TILES: tl.constexpr, SUPPLIER_TILES: tl.constexpr,
-    NATION_BLOCK: tl.constexpr, REGION_BLOCK: tl.constexpr, BLOCK: tl.constexpr,
-):  # fmt: skip
+    c_custkey,
+    c_nationkey,
+    n_customers,
+    customer_ok,
+    p_partkey,
+    p_type,
+    n_parts,
+    part_ok,
+    part_type,
+    s_suppkey,
+    s_nationkey,
+    n_suppliers,
+    supplier_ok,
+    n_nationkey,
+    n_name,
+    n_regionkey,
+    nations,
+    r_regionkey,
+    r_name,
+    regions,
+    nation,
+    region,
+    CUSTOMER_TILES: tl.constexpr,
+    PART_TILES: tl.constexpr,
+    SUPPLIER_TILES: tl.constexpr,
+    NATION_BLOCK: tl.constexpr,
+    REGION_BLOCK: tl.constexpr,
+    BLOCK: tl.constexpr,
+):
     pid = tl.program_id(0)
     programs = tl.num_programs(0)
     r = tl.arange(0, REGION_BLOCK)
@@ -76,9 +98,18 @@ def _q08_dims(
 
 @triton.jit
 def _q08_orders(
-    o_orderkey, o_custkey, o_orderdate, customer_ok, order_slot, n, date_1995, date_1996, date_hi,
-    TILES: tl.constexpr, BLOCK: tl.constexpr,
-):  # fmt: skip
+    o_orderkey,
+    o_custkey,
+    o_orderdate,
+    customer_ok,
+    order_slot,
+    n,
+    date_1995,
+    date_1996,
+    date_hi,
+    TILES: tl.constexpr,
+    BLOCK: tl.constexpr,
+):
     pid = tl.program_id(0)
     for tile in range(0, TILES):
         offs = (pid + tile * tl.num_programs(0)) * BLOCK + tl.arange(0, BLOCK)
@@ -95,9 +126,20 @@ def _q08_orders(
 
 @triton.jit
 def _q08_lines(
-    l_partkey, l_suppkey, l_orderkey, l_extendedprice, l_discount, part_ok, order_slot, supplier_ok,
-    partials, counts, n, TILES: tl.constexpr, BLOCK: tl.constexpr,
-):  # fmt: skip
+    l_partkey,
+    l_suppkey,
+    l_orderkey,
+    l_extendedprice,
+    l_discount,
+    part_ok,
+    order_slot,
+    supplier_ok,
+    partials,
+    counts,
+    n,
+    TILES: tl.constexpr,
+    BLOCK: tl.constexpr,
+):
     pid = tl.program_id(0)
     total_1 = tl.zeros([BLOCK], dtype=tl.float64)
     total_2 = tl.zeros([BLOCK], dtype=tl.float64)
@@ -177,33 +219,69 @@ def run_query(tables, nation="BRAZIL", region="AMERICA", type="ECONOMY ANODIZED 
     programs = _programs(max(n_customers, n_parts), device, DIM_BLOCK)
     per_program = DIM_BLOCK * programs
     _q08_dims[(programs,)](
-        customer["c_custkey"], customer["c_nationkey"], n_customers, customer_ok,
-        part["p_partkey"], part["p_type"], n_parts, part_ok, code(part, "p_type", type),
-        supplier["s_suppkey"], supplier["s_nationkey"], n_suppliers, supplier_ok,
-        nation_t["n_nationkey"], nation_t["n_name"], nation_t["n_regionkey"], nation_t.rows,
-        region_t["r_regionkey"], region_t["r_name"], region_t.rows,
-        code(nation_t, "n_name", nation), code(region_t, "r_name", region),
+        customer["c_custkey"],
+        customer["c_nationkey"],
+        n_customers,
+        customer_ok,
+        part["p_partkey"],
+        part["p_type"],
+        n_parts,
+        part_ok,
+        code(part, "p_type", type),
+        supplier["s_suppkey"],
+        supplier["s_nationkey"],
+        n_suppliers,
+        supplier_ok,
+        nation_t["n_nationkey"],
+        nation_t["n_name"],
+        nation_t["n_regionkey"],
+        nation_t.rows,
+        region_t["r_regionkey"],
+        region_t["r_name"],
+        region_t.rows,
+        code(nation_t, "n_name", nation),
+        code(region_t, "r_name", region),
         CUSTOMER_TILES=triton.cdiv(n_customers, per_program),
         PART_TILES=triton.cdiv(n_parts, per_program),
         SUPPLIER_TILES=triton.cdiv(n_suppliers, per_program),
-        NATION_BLOCK=NATION_BLOCK, REGION_BLOCK=REGION_BLOCK, BLOCK=DIM_BLOCK,
-    )  # fmt: skip
+        NATION_BLOCK=NATION_BLOCK,
+        REGION_BLOCK=REGION_BLOCK,
+        BLOCK=DIM_BLOCK,
+    )
     # dbgen's sparse order keys stay under 4 x the order count.
     order_slot = torch.empty(4 * n_orders + 1, dtype=torch.int8, device=device)
     programs = _programs(n_orders, device)
     _q08_orders[(programs,)](
-        orders["o_orderkey"], orders["o_custkey"], orders["o_orderdate"], customer_ok, order_slot,
-        n_orders, date_to_days(1995, 1, 1), date_to_days(1996, 1, 1), date_to_days(1996, 12, 31),
-        TILES=triton.cdiv(n_orders, BLOCK * programs), BLOCK=BLOCK,
-    )  # fmt: skip
+        orders["o_orderkey"],
+        orders["o_custkey"],
+        orders["o_orderdate"],
+        customer_ok,
+        order_slot,
+        n_orders,
+        date_to_days(1995, 1, 1),
+        date_to_days(1996, 1, 1),
+        date_to_days(1996, 12, 31),
+        TILES=triton.cdiv(n_orders, BLOCK * programs),
+        BLOCK=BLOCK,
+    )
     programs = _programs(lines, device)
     partials = torch.empty(programs * 4, dtype=torch.float64, device=device)
     counts = torch.empty(programs * 2, dtype=torch.int64, device=device)
     _q08_lines[(programs,)](
-        lineitem["l_partkey"], lineitem["l_suppkey"], lineitem["l_orderkey"],
-        lineitem["l_extendedprice"], lineitem["l_discount"], part_ok, order_slot, supplier_ok,
-        partials, counts, lines, TILES=triton.cdiv(lines, BLOCK * programs), BLOCK=BLOCK,
-    )  # fmt: skip
+        lineitem["l_partkey"],
+        lineitem["l_suppkey"],
+        lineitem["l_orderkey"],
+        lineitem["l_extendedprice"],
+        lineitem["l_discount"],
+        part_ok,
+        order_slot,
+        supplier_ok,
+        partials,
+        counts,
+        lines,
+        TILES=triton.cdiv(lines, BLOCK * programs),
+        BLOCK=BLOCK,
+    )
     out_year = torch.empty(2, dtype=torch.int64, device=device)
     out_share = torch.empty(2, dtype=torch.float64, device=device)
     found = torch.empty(1, dtype=torch.int32, device=device)

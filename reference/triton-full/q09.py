@@ -65,11 +65,31 @@ def _bitap(state, found, byte, masks, hit, live):
 
 @triton.jit
 def _q09_dims(
-    p_partkey, p_name, shift, masks, hit, part_ok, parts, part_programs,
-    s_suppkey, s_nationkey, n_nationkey, n_name, nations, supp_name, suppliers, supp_programs,
-    o_orderkey, o_orderdate, order_year, orders,
-    WIDTH: tl.constexpr, NWORDS: tl.constexpr, NATIONS: tl.constexpr, BLOCK: tl.constexpr,
-):  # fmt: skip
+    p_partkey,
+    p_name,
+    shift,
+    masks,
+    hit,
+    part_ok,
+    parts,
+    part_programs,
+    s_suppkey,
+    s_nationkey,
+    n_nationkey,
+    n_name,
+    nations,
+    supp_name,
+    suppliers,
+    supp_programs,
+    o_orderkey,
+    o_orderdate,
+    order_year,
+    orders,
+    WIDTH: tl.constexpr,
+    NWORDS: tl.constexpr,
+    NATIONS: tl.constexpr,
+    BLOCK: tl.constexpr,
+):
     pid = tl.program_id(0)
     if pid < part_programs:
         offs = pid * BLOCK + tl.arange(0, BLOCK)
@@ -132,11 +152,26 @@ def _q09_supply(ps_partkey, ps_suppkey, ps_supplycost, part_ok, cost, n, supplie
 
 @triton.jit
 def _q09_lines(
-    l_partkey, l_suppkey, l_orderkey, l_extendedprice, l_discount, l_quantity,
-    part_ok, cost, supp_name, order_year, partials, present, n, suppliers,
-    FIRST_YEAR: tl.constexpr, YEARS: tl.constexpr, GROUPS: tl.constexpr, TILES: tl.constexpr,
+    l_partkey,
+    l_suppkey,
+    l_orderkey,
+    l_extendedprice,
+    l_discount,
+    l_quantity,
+    part_ok,
+    cost,
+    supp_name,
+    order_year,
+    partials,
+    present,
+    n,
+    suppliers,
+    FIRST_YEAR: tl.constexpr,
+    YEARS: tl.constexpr,
+    GROUPS: tl.constexpr,
+    TILES: tl.constexpr,
     BLOCK: tl.constexpr,
-):  # fmt: skip
+):
     pid = tl.program_id(0)
     g = tl.arange(0, GROUPS)
     tl.store(partials + pid * GROUPS + g, tl.zeros([GROUPS], dtype=tl.float64))
@@ -166,7 +201,9 @@ def _q09_lines(
 
 
 @triton.jit
-def _q09_total(partials, present, out, programs, GROUPS: tl.constexpr, CHUNKS: tl.constexpr, ROWS: tl.constexpr):
+def _q09_total(
+    partials, present, out, programs, GROUPS: tl.constexpr, CHUNKS: tl.constexpr, ROWS: tl.constexpr
+):
     g = tl.arange(0, GROUPS)
     r = tl.arange(0, ROWS)
     total = tl.zeros([GROUPS], dtype=tl.float64)
@@ -193,7 +230,11 @@ def run_query(tables, color="green"):
     masks = torch.tensor(masks, dtype=torch.int32, device=device)
     hit = 1 << (len(pattern) - 1)
 
-    parts, suppliers, orders_n = part["p_partkey"].numel(), supplier["s_suppkey"].numel(), orders["o_orderkey"].numel()
+    parts, suppliers, orders_n = (
+        part["p_partkey"].numel(),
+        supplier["s_suppkey"].numel(),
+        orders["o_orderkey"].numel(),
+    )
     nations = nation["n_nationkey"].numel()
     names = len(nation.dictionary("n_name"))
     # Keys are dense from 1, except dbgen's sparse order keys: at most 4 x the order count. Every slot a
@@ -205,18 +246,43 @@ def run_query(tables, color="green"):
     width = part["p_name"].shape[1]
     grid = part_programs + supp_programs + triton.cdiv(orders_n, BLOCK)
     _q09_dims[(grid,)](
-        part["p_partkey"], part["p_name"], part["p_name"].data_ptr() % 4, masks, hit, part_ok, parts, part_programs,
-        supplier["s_suppkey"], supplier["s_nationkey"], nation["n_nationkey"], nation["n_name"], nations,
-        supp_name, suppliers, supp_programs,
-        orders["o_orderkey"], orders["o_orderdate"], order_year, orders_n,
-        WIDTH=width, NWORDS=max(0, (width - 3) // 4), NATIONS=triton.next_power_of_2(nations), BLOCK=BLOCK,
-    )  # fmt: skip
+        part["p_partkey"],
+        part["p_name"],
+        part["p_name"].data_ptr() % 4,
+        masks,
+        hit,
+        part_ok,
+        parts,
+        part_programs,
+        supplier["s_suppkey"],
+        supplier["s_nationkey"],
+        nation["n_nationkey"],
+        nation["n_name"],
+        nations,
+        supp_name,
+        suppliers,
+        supp_programs,
+        orders["o_orderkey"],
+        orders["o_orderdate"],
+        order_year,
+        orders_n,
+        WIDTH=width,
+        NWORDS=max(0, (width - 3) // 4),
+        NATIONS=triton.next_power_of_2(nations),
+        BLOCK=BLOCK,
+    )
 
     cost = torch.empty(4 * (parts + 1), dtype=torch.float64, device=device)
     supply = partsupp["ps_partkey"].numel()
     _q09_supply[(triton.cdiv(supply, BLOCK),)](
-        partsupp["ps_partkey"], partsupp["ps_suppkey"], partsupp["ps_supplycost"], part_ok, cost, supply,
-        suppliers, BLOCK=BLOCK,
+        partsupp["ps_partkey"],
+        partsupp["ps_suppkey"],
+        partsupp["ps_supplycost"],
+        part_ok,
+        cost,
+        supply,
+        suppliers,
+        BLOCK=BLOCK,
     )
 
     groups = triton.next_power_of_2(names) * YEARS
@@ -225,15 +291,31 @@ def run_query(tables, color="green"):
     partials = torch.empty(programs * groups, dtype=torch.float64, device=device)
     present = torch.empty(programs * groups, dtype=torch.int32, device=device)
     _q09_lines[(programs,)](
-        lineitem["l_partkey"], lineitem["l_suppkey"], lineitem["l_orderkey"], lineitem["l_extendedprice"],
-        lineitem["l_discount"], lineitem["l_quantity"],
-        part_ok, cost, supp_name, order_year, partials, present, n, suppliers,
-        FIRST_YEAR=FIRST_YEAR, YEARS=YEARS, GROUPS=groups, TILES=triton.cdiv(triton.cdiv(n, BLOCK), programs),
+        lineitem["l_partkey"],
+        lineitem["l_suppkey"],
+        lineitem["l_orderkey"],
+        lineitem["l_extendedprice"],
+        lineitem["l_discount"],
+        lineitem["l_quantity"],
+        part_ok,
+        cost,
+        supp_name,
+        order_year,
+        partials,
+        present,
+        n,
+        suppliers,
+        FIRST_YEAR=FIRST_YEAR,
+        YEARS=YEARS,
+        GROUPS=groups,
+        TILES=triton.cdiv(triton.cdiv(n, BLOCK), programs),
         BLOCK=BLOCK,
-    )  # fmt: skip
+    )
     out = torch.empty(2 * groups, dtype=torch.float64, device=device)
     rows = 16
-    _q09_total[(1,)](partials, present, out, programs, GROUPS=groups, CHUNKS=triton.cdiv(programs, rows), ROWS=rows)
+    _q09_total[(1,)](
+        partials, present, out, programs, GROUPS=groups, CHUNKS=triton.cdiv(programs, rows), ROWS=rows
+    )
 
     out = out.cpu()  # the one sync: the result's size
     sums, counts = out[:groups], out[groups:]

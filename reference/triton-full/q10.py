@@ -29,7 +29,9 @@ CPU_PROGRAMS = 8  # Triton's interpreter runs programs one after another: few, l
 TOP_BLOCK = 4096  # customer keys per candidate tile
 NATION_BLOCK = 32  # nation has 25 rows
 LIMIT = 20
-NO_KEY = tl.constexpr(9223372036854775807)  # int64 max: after every key (a constexpr: jit code reads no other globals)
+NO_KEY = tl.constexpr(
+    9223372036854775807
+)  # int64 max: after every key (a constexpr: jit code reads no other globals)
 
 
 @triton.jit
@@ -43,13 +45,34 @@ def _words_digest(words, n, pid, programs, TILES: tl.constexpr, BLOCK: tl.conste
 
 @triton.jit
 def _q10_dims(
-    o_orderkey, o_custkey, o_orderdate, order_customer, n_orders, date_lo, date_hi,
-    c_custkey, customer_row, revenue, n_customers,
-    name, n_name, address, n_address, phone, n_phone, comment, n_comment, digest,
-    ORDER_TILES: tl.constexpr, CUSTOMER_TILES: tl.constexpr, NAME_TILES: tl.constexpr,
-    ADDRESS_TILES: tl.constexpr, PHONE_TILES: tl.constexpr, COMMENT_TILES: tl.constexpr,
+    o_orderkey,
+    o_custkey,
+    o_orderdate,
+    order_customer,
+    n_orders,
+    date_lo,
+    date_hi,
+    c_custkey,
+    customer_row,
+    revenue,
+    n_customers,
+    name,
+    n_name,
+    address,
+    n_address,
+    phone,
+    n_phone,
+    comment,
+    n_comment,
+    digest,
+    ORDER_TILES: tl.constexpr,
+    CUSTOMER_TILES: tl.constexpr,
+    NAME_TILES: tl.constexpr,
+    ADDRESS_TILES: tl.constexpr,
+    PHONE_TILES: tl.constexpr,
+    COMMENT_TILES: tl.constexpr,
     BLOCK: tl.constexpr,
-):  # fmt: skip
+):
     pid = tl.program_id(0)
     programs = tl.num_programs(0)
     for tile in range(0, ORDER_TILES):
@@ -77,9 +100,17 @@ def _q10_dims(
 
 @triton.jit
 def _q10_lines(
-    l_orderkey, l_returnflag, l_extendedprice, l_discount, order_customer, revenue, returned, n,
-    TILES: tl.constexpr, BLOCK: tl.constexpr,
-):  # fmt: skip
+    l_orderkey,
+    l_returnflag,
+    l_extendedprice,
+    l_discount,
+    order_customer,
+    revenue,
+    returned,
+    n,
+    TILES: tl.constexpr,
+    BLOCK: tl.constexpr,
+):
     pid = tl.program_id(0)
     # A constant trip count (one compile per table size): Triton's interpreter cannot loop to a
     # run-time bound.
@@ -122,10 +153,25 @@ def _q10_top(
 
 @triton.jit
 def _q10_final(
-    rev_in, key_in, n, customer_row, c_acctbal, c_nationkey, n_nationkey, n_name, nations,
-    out_key, out_row, out_rev, out_acctbal, out_name, count,
-    LIMIT: tl.constexpr, BLOCK: tl.constexpr, NATION_BLOCK: tl.constexpr,
-):  # fmt: skip
+    rev_in,
+    key_in,
+    n,
+    customer_row,
+    c_acctbal,
+    c_nationkey,
+    n_nationkey,
+    n_name,
+    nations,
+    out_key,
+    out_row,
+    out_rev,
+    out_acctbal,
+    out_name,
+    count,
+    LIMIT: tl.constexpr,
+    BLOCK: tl.constexpr,
+    NATION_BLOCK: tl.constexpr,
+):
     offs = tl.arange(0, BLOCK)
     inside = offs < n
     score = tl.load(rev_in + offs, mask=inside, other=float("-inf"))
@@ -181,10 +227,26 @@ def run_query(tables, date="1993-10-01"):
     revenue = torch.empty(n_customers + 1, dtype=torch.float64, device=device)
     digest = torch.empty(programs, dtype=torch.int64, device=device)
     _q10_dims[(programs,)](
-        orders["o_orderkey"], orders["o_custkey"], orders["o_orderdate"], order_customer, n_orders,
-        date_lo, date_hi, customer["c_custkey"], customer_row, revenue, n_customers,
-        texts[0], texts[0].numel(), texts[1], texts[1].numel(), texts[2], texts[2].numel(),
-        texts[3], texts[3].numel(), digest,
+        orders["o_orderkey"],
+        orders["o_custkey"],
+        orders["o_orderdate"],
+        order_customer,
+        n_orders,
+        date_lo,
+        date_hi,
+        customer["c_custkey"],
+        customer_row,
+        revenue,
+        n_customers,
+        texts[0],
+        texts[0].numel(),
+        texts[1],
+        texts[1].numel(),
+        texts[2],
+        texts[2].numel(),
+        texts[3],
+        texts[3].numel(),
+        digest,
         ORDER_TILES=triton.cdiv(n_orders, per_program),
         CUSTOMER_TILES=triton.cdiv(n_customers, per_program),
         NAME_TILES=triton.cdiv(texts[0].numel(), per_program),
@@ -192,13 +254,20 @@ def run_query(tables, date="1993-10-01"):
         PHONE_TILES=triton.cdiv(texts[2].numel(), per_program),
         COMMENT_TILES=triton.cdiv(texts[3].numel(), per_program),
         BLOCK=BLOCK,
-    )  # fmt: skip
+    )
     programs = _programs(lines, device)
     _q10_lines[(programs,)](
-        lineitem["l_orderkey"], lineitem["l_returnflag"], lineitem["l_extendedprice"],
-        lineitem["l_discount"], order_customer, revenue, returned, lines,
-        TILES=triton.cdiv(lines, BLOCK * programs), BLOCK=BLOCK,
-    )  # fmt: skip
+        lineitem["l_orderkey"],
+        lineitem["l_returnflag"],
+        lineitem["l_extendedprice"],
+        lineitem["l_discount"],
+        order_customer,
+        revenue,
+        returned,
+        lines,
+        TILES=triton.cdiv(lines, BLOCK * programs),
+        BLOCK=BLOCK,
+    )
 
     # Tiles of candidates until one tile holds them all.
     rev, key, n, first = revenue, revenue, n_customers + 1, True
@@ -218,11 +287,26 @@ def run_query(tables, date="1993-10-01"):
     out_name = torch.empty(LIMIT, dtype=torch.int64, device=device)
     count = torch.empty(1, dtype=torch.int32, device=device)
     _q10_final[(1,)](
-        rev, key, n, customer_row, customer["c_acctbal"], customer["c_nationkey"],
-        nation["n_nationkey"], nation["n_name"], nation.rows,
-        out_key, out_row, out_rev, out_acctbal, out_name, count,
-        LIMIT=LIMIT, BLOCK=triton.next_power_of_2(n), NATION_BLOCK=NATION_BLOCK, num_warps=8,
-    )  # fmt: skip
+        rev,
+        key,
+        n,
+        customer_row,
+        customer["c_acctbal"],
+        customer["c_nationkey"],
+        nation["n_nationkey"],
+        nation["n_name"],
+        nation.rows,
+        out_key,
+        out_row,
+        out_rev,
+        out_acctbal,
+        out_name,
+        count,
+        LIMIT=LIMIT,
+        BLOCK=triton.next_power_of_2(n),
+        NATION_BLOCK=NATION_BLOCK,
+        num_warps=8,
+    )
     found = int(count.item())  # the one host sync: the result's size
     row = out_row[:found]
     return {

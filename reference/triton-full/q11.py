@@ -39,8 +39,19 @@ RANK_BLOCK = 64  # answer rows per side of a _q11_rank tile
 
 @triton.jit(do_not_specialize=["nation"])  # a parameter: no compile per value
 def _q11_suppliers(
-    s_suppkey, s_nationkey, n_nationkey, n_name, supp_ok, value, counters, suppliers, part_slots, nations,
-    nation, BLOCK: tl.constexpr, NATION_BLOCK: tl.constexpr,
+    s_suppkey,
+    s_nationkey,
+    n_nationkey,
+    n_name,
+    supp_ok,
+    value,
+    counters,
+    suppliers,
+    part_slots,
+    nations,
+    nation,
+    BLOCK: tl.constexpr,
+    NATION_BLOCK: tl.constexpr,
 ):
     pid = tl.program_id(0)
     offs = pid * BLOCK + tl.arange(0, BLOCK)
@@ -62,8 +73,16 @@ def _q11_suppliers(
 
 @triton.jit
 def _q11_partsupp(
-    ps_partkey, ps_suppkey, ps_supplycost, ps_availqty, supp_ok, value, counters, n,
-    TILES: tl.constexpr, BLOCK: tl.constexpr,
+    ps_partkey,
+    ps_suppkey,
+    ps_supplycost,
+    ps_availqty,
+    supp_ok,
+    value,
+    counters,
+    n,
+    TILES: tl.constexpr,
+    BLOCK: tl.constexpr,
 ):
     pid = tl.program_id(0)
     total = tl.zeros([BLOCK], dtype=tl.int64)
@@ -88,7 +107,15 @@ def _q11_partsupp(
 
 @triton.jit(do_not_specialize=["num", "den"])
 def _q11_select(
-    value, counters, out_key, out_value, rank, parts, num, den, BLOCK: tl.constexpr,
+    value,
+    counters,
+    out_key,
+    out_value,
+    rank,
+    parts,
+    num,
+    den,
+    BLOCK: tl.constexpr,
 ):
     total = tl.load(counters)
     offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
@@ -115,7 +142,9 @@ def _q11_rank(out_key, out_value, rank, m, RANK_BLOCK: tl.constexpr):
     ki = tl.load(out_key + i, mask=in_i, other=0)
     kj = tl.load(out_key + j, mask=in_j, other=0)
     # value DESC; equal values by part key, so the ranks are a permutation.
-    before = in_j[None, :] & ((vj[None, :] > vi[:, None]) | ((vj[None, :] == vi[:, None]) & (kj[None, :] < ki[:, None])))
+    before = in_j[None, :] & (
+        (vj[None, :] > vi[:, None]) | ((vj[None, :] == vi[:, None]) & (kj[None, :] < ki[:, None]))
+    )
     tl.atomic_add(rank + i, tl.sum(before.to(tl.int32), axis=1), mask=in_i, sem="relaxed")
 
 
@@ -158,21 +187,47 @@ def run_query(tables, nation="GERMANY", fraction="0.0001000000"):
     value = torch.empty(parts + 1, dtype=torch.int64, device=device)
     counters = torch.empty(2, dtype=torch.int64, device=device)
     _q11_suppliers[(triton.cdiv(max(suppliers, parts + 1), BLOCK),)](
-        supplier["s_suppkey"], supplier["s_nationkey"], nations["n_nationkey"], nations["n_name"],
-        supp_ok, value, counters, suppliers, parts + 1, n_nations, nation_code,
-        BLOCK=BLOCK, NATION_BLOCK=triton.next_power_of_2(n_nations),
+        supplier["s_suppkey"],
+        supplier["s_nationkey"],
+        nations["n_nationkey"],
+        nations["n_name"],
+        supp_ok,
+        value,
+        counters,
+        suppliers,
+        parts + 1,
+        n_nations,
+        nation_code,
+        BLOCK=BLOCK,
+        NATION_BLOCK=triton.next_power_of_2(n_nations),
     )
     programs = max(1, min(PROGRAMS, triton.cdiv(rows, LINE_BLOCK)))
     _q11_partsupp[(programs,)](
-        partsupp["ps_partkey"], partsupp["ps_suppkey"], partsupp["ps_supplycost"], partsupp["ps_availqty"],
-        supp_ok, value, counters, rows, TILES=triton.cdiv(triton.cdiv(rows, LINE_BLOCK), programs),
-        BLOCK=LINE_BLOCK, num_warps=LINE_WARPS,
+        partsupp["ps_partkey"],
+        partsupp["ps_suppkey"],
+        partsupp["ps_supplycost"],
+        partsupp["ps_availqty"],
+        supp_ok,
+        value,
+        counters,
+        rows,
+        TILES=triton.cdiv(triton.cdiv(rows, LINE_BLOCK), programs),
+        BLOCK=LINE_BLOCK,
+        num_warps=LINE_WARPS,
     )
     out_key = torch.empty(parts, dtype=torch.int64, device=device)
     out_value = torch.empty(parts, dtype=torch.int64, device=device)
     rank = torch.empty(parts, dtype=torch.int32, device=device)
     _q11_select[(triton.cdiv(parts, BLOCK),)](
-        value, counters, out_key, out_value, rank, parts, num, den, BLOCK=BLOCK,
+        value,
+        counters,
+        out_key,
+        out_value,
+        rank,
+        parts,
+        num,
+        den,
+        BLOCK=BLOCK,
     )
     m = int(counters[1].item())  # the one synchronization: the result's size
     result_key = torch.empty(m, dtype=torch.int64, device=device)
@@ -180,5 +235,7 @@ def run_query(tables, nation="GERMANY", fraction="0.0001000000"):
     if m > 0:
         tiles = triton.cdiv(m, RANK_BLOCK)
         _q11_rank[(tiles, tiles)](out_key, out_value, rank, m, RANK_BLOCK=RANK_BLOCK)
-        _q11_place[(triton.cdiv(m, BLOCK),)](out_key, out_value, rank, result_key, result_value, m, BLOCK=BLOCK)
+        _q11_place[(triton.cdiv(m, BLOCK),)](
+            out_key, out_value, rank, result_key, result_value, m, BLOCK=BLOCK
+        )
     return {"ps_partkey": result_key, "value": result_value}

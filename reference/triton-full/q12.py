@@ -44,9 +44,21 @@ def _q12_orders(o_orderkey, o_orderpriority, high_flags, n, urgent, high, BLOCK:
 
 @triton.jit
 def _q12_lines(
-    l_orderkey, l_shipmode, l_shipdate, l_commitdate, l_receiptdate, high_flags, partials, n,
-    mode0, mode1, date_lo, date_hi, TILES: tl.constexpr, BLOCK: tl.constexpr,
-):  # fmt: skip
+    l_orderkey,
+    l_shipmode,
+    l_shipdate,
+    l_commitdate,
+    l_receiptdate,
+    high_flags,
+    partials,
+    n,
+    mode0,
+    mode1,
+    date_lo,
+    date_hi,
+    TILES: tl.constexpr,
+    BLOCK: tl.constexpr,
+):
     pid = tl.program_id(0)
     all0 = tl.zeros([BLOCK], dtype=tl.int32)  # at most TILES per element
     high0 = tl.zeros([BLOCK], dtype=tl.int32)
@@ -126,9 +138,14 @@ def run_query(tables, shipmode1: str = "MAIL", shipmode2: str = "SHIP", date: st
     # dbgen's sparse order keys never exceed 4 x the order count.
     high_flags = torch.empty(4 * n_orders + 1, dtype=torch.int8, device=device)
     _q12_orders[(max(1, triton.cdiv(n_orders, BLOCK)),)](
-        orders["o_orderkey"], orders["o_orderpriority"], high_flags, n_orders,
-        _code(priorities, "1-URGENT"), _code(priorities, "2-HIGH"), BLOCK=BLOCK,
-    )  # fmt: skip
+        orders["o_orderkey"],
+        orders["o_orderpriority"],
+        high_flags,
+        n_orders,
+        _code(priorities, "1-URGENT"),
+        _code(priorities, "2-HIGH"),
+        BLOCK=BLOCK,
+    )
 
     n = lineitem["l_orderkey"].numel()
     # Triton's CPU interpreter pays per tile: there it gets few, large ones.
@@ -136,13 +153,26 @@ def run_query(tables, shipmode1: str = "MAIL", shipmode2: str = "SHIP", date: st
     programs = max(1, min(PROGRAMS, triton.cdiv(n, block)))
     partials = torch.empty(programs * 4, dtype=torch.int64, device=device)
     _q12_lines[(programs,)](
-        lineitem["l_orderkey"], lineitem["l_shipmode"], lineitem["l_shipdate"], lineitem["l_commitdate"],
-        lineitem["l_receiptdate"], high_flags, partials, n, mode0, mode1, _days(start), _days(end),
-        TILES=triton.cdiv(triton.cdiv(n, block), programs), BLOCK=block,
-    )  # fmt: skip
+        lineitem["l_orderkey"],
+        lineitem["l_shipmode"],
+        lineitem["l_shipdate"],
+        lineitem["l_commitdate"],
+        lineitem["l_receiptdate"],
+        high_flags,
+        partials,
+        n,
+        mode0,
+        mode1,
+        _days(start),
+        _days(end),
+        TILES=triton.cdiv(triton.cdiv(n, block), programs),
+        BLOCK=block,
+    )
 
     out = torch.empty((3, 2), dtype=torch.int64, device=device)
     present = torch.empty(1, dtype=torch.int64, device=device)
-    _q12_final[(1,)](partials, out, present, programs, mode0, mode1, PROGRAMS_P2=triton.next_power_of_2(programs))
+    _q12_final[(1,)](
+        partials, out, present, programs, mode0, mode1, PROGRAMS_P2=triton.next_power_of_2(programs)
+    )
     k = int(present.item())  # the one host synchronization: how many modes have rows
     return {"l_shipmode": out[0, :k], "high_line_count": out[1, :k], "low_line_count": out[2, :k]}

@@ -54,10 +54,26 @@ def _word_hit(lo, hi, plo, phi, mlo, mhi, L: tl.constexpr):
 
 @triton.jit
 def _scan_chunk(
-    words, nfull, tail, w0, off, inside,
-    p1lo, p1hi, m1lo, m1hi, p2lo, p2hi, m2lo, m2hi,
-    L1: tl.constexpr, L2: tl.constexpr, WIDTH: tl.constexpr, J0: tl.constexpr, JW: tl.constexpr,
-):  # fmt: skip
+    words,
+    nfull,
+    tail,
+    w0,
+    off,
+    inside,
+    p1lo,
+    p1hi,
+    m1lo,
+    m1hi,
+    p2lo,
+    p2hi,
+    m2lo,
+    m2hi,
+    L1: tl.constexpr,
+    L2: tl.constexpr,
+    WIDTH: tl.constexpr,
+    J0: tl.constexpr,
+    JW: tl.constexpr,
+):
     """First start of word1 and last start of word2 per row, over byte positions 4*[J0, J0+JW) + 0..3."""
     j = J0 + tl.arange(0, JW)
     w = w0[:, None] + j[None, :]
@@ -87,11 +103,26 @@ def _scan_chunk(
 
 @triton.jit
 def _q13_orders(
-    comment, o_custkey, counts, n, customer_keys, nbytes,
-    p1lo, p1hi, m1lo, m1hi, p2lo, p2hi, m2lo, m2hi,
-    L1: tl.constexpr, L2: tl.constexpr, WIDTH: tl.constexpr,
-    TILES: tl.constexpr, ROWS: tl.constexpr,
-):  # fmt: skip
+    comment,
+    o_custkey,
+    counts,
+    n,
+    customer_keys,
+    nbytes,
+    p1lo,
+    p1hi,
+    m1lo,
+    m1hi,
+    p2lo,
+    p2hi,
+    m2lo,
+    m2hi,
+    L1: tl.constexpr,
+    L2: tl.constexpr,
+    WIDTH: tl.constexpr,
+    TILES: tl.constexpr,
+    ROWS: tl.constexpr,
+):
     pid = tl.program_id(0)
     words = comment.to(tl.pointer_type(tl.int32))
     nfull = nbytes // 4
@@ -115,12 +146,48 @@ def _q13_orders(
         w0 = start // 4
         off = (start % 4).to(tl.int32)
         # Row bytes sit at word offsets 0..(WIDTH + 2) // 4: chunks of 16 and 8 words cover 79-byte rows.
-        f_a, l_a = _scan_chunk(words, nfull, tail, w0, off, inside,
-                               p1lo, p1hi, m1lo, m1hi, p2lo, p2hi, m2lo, m2hi,
-                               L1, L2, WIDTH, 0, 16)  # fmt: skip
-        f_b, l_b = _scan_chunk(words, nfull, tail, w0, off, inside,
-                               p1lo, p1hi, m1lo, m1hi, p2lo, p2hi, m2lo, m2hi,
-                               L1, L2, WIDTH, 16, 8)  # fmt: skip
+        f_a, l_a = _scan_chunk(
+            words,
+            nfull,
+            tail,
+            w0,
+            off,
+            inside,
+            p1lo,
+            p1hi,
+            m1lo,
+            m1hi,
+            p2lo,
+            p2hi,
+            m2lo,
+            m2hi,
+            L1,
+            L2,
+            WIDTH,
+            0,
+            16,
+        )
+        f_b, l_b = _scan_chunk(
+            words,
+            nfull,
+            tail,
+            w0,
+            off,
+            inside,
+            p1lo,
+            p1hi,
+            m1lo,
+            m1hi,
+            p2lo,
+            p2hi,
+            m2lo,
+            m2hi,
+            L1,
+            L2,
+            WIDTH,
+            16,
+            8,
+        )
         first = tl.minimum(f_a, f_b)
         last = tl.maximum(l_a, l_b)
         excluded = first + L1 <= last
@@ -131,9 +198,16 @@ def _q13_orders(
 
 @triton.jit
 def _q13_histogram(
-    c_custkey, counts, hist, n, customer_keys,
-    TILES: tl.constexpr, BLOCK: tl.constexpr, HOT: tl.constexpr, BINS: tl.constexpr,
-):  # fmt: skip
+    c_custkey,
+    counts,
+    hist,
+    n,
+    customer_keys,
+    TILES: tl.constexpr,
+    BLOCK: tl.constexpr,
+    HOT: tl.constexpr,
+    BINS: tl.constexpr,
+):
     pid = tl.program_id(0)
     bins = tl.arange(0, HOT)
     hot = tl.zeros([BLOCK, HOT], dtype=tl.int32)
@@ -202,18 +276,40 @@ def run_query(tables, word1: str = "special", word2: str = "requests"):
     rows_per_tile, most = (ROWS, PROGRAMS) if device.type == "cuda" else (CPU_ROWS, CPU_PROGRAMS)
     programs = max(1, min(most, triton.cdiv(n, rows_per_tile)))
     _q13_orders[(programs,)](
-        comment, o_custkey, counts, n, customer_keys, n * width,
-        p1lo, p1hi, m1lo, m1hi, p2lo, p2hi, m2lo, m2hi,
-        L1=len(word1.encode()), L2=len(word2.encode()), WIDTH=width,
-        TILES=triton.cdiv(triton.cdiv(n, rows_per_tile), programs), ROWS=rows_per_tile,
-    )  # fmt: skip
+        comment,
+        o_custkey,
+        counts,
+        n,
+        customer_keys,
+        n * width,
+        p1lo,
+        p1hi,
+        m1lo,
+        m1hi,
+        p2lo,
+        p2hi,
+        m2lo,
+        m2hi,
+        L1=len(word1.encode()),
+        L2=len(word2.encode()),
+        WIDTH=width,
+        TILES=triton.cdiv(triton.cdiv(n, rows_per_tile), programs),
+        ROWS=rows_per_tile,
+    )
     customers = c_custkey.numel()
     hblock, most = (BLOCK, HPROGRAMS) if device.type == "cuda" else (1024, 2)
     hprograms = max(1, min(most, triton.cdiv(customers, hblock)))
     _q13_histogram[(hprograms,)](
-        c_custkey, counts, hist, customers, customer_keys,
-        TILES=triton.cdiv(triton.cdiv(customers, hblock), hprograms), BLOCK=hblock, HOT=HOT, BINS=BINS,
-    )  # fmt: skip
+        c_custkey,
+        counts,
+        hist,
+        customers,
+        customer_keys,
+        TILES=triton.cdiv(triton.cdiv(customers, hblock), hprograms),
+        BLOCK=hblock,
+        HOT=HOT,
+        BINS=BINS,
+    )
     c_count = torch.empty(BINS, dtype=torch.int64, device=device)
     custdist = torch.empty(BINS, dtype=torch.int64, device=device)
     groups = torch.empty(2, dtype=torch.int32, device=device)

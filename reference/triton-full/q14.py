@@ -40,9 +40,18 @@ def _q14_flags(p_partkey, p_type, flags, n, promo_lo, promo_hi, BLOCK: tl.conste
 
 @triton.jit
 def _q14_partials(
-    partkey, price, discount, shipdate, flags, partials, n, date_lo, date_hi,
-    TILES: tl.constexpr, BLOCK: tl.constexpr,
-):  # fmt: skip
+    partkey,
+    price,
+    discount,
+    shipdate,
+    flags,
+    partials,
+    n,
+    date_lo,
+    date_hi,
+    TILES: tl.constexpr,
+    BLOCK: tl.constexpr,
+):
     pid = tl.program_id(0)
     promo_sum = tl.zeros([BLOCK], dtype=tl.float64)
     total_sum = tl.zeros([BLOCK], dtype=tl.float64)
@@ -99,9 +108,18 @@ def run_query(tables, date: str = "1995-09-01"):
     programs = max(1, min(PROGRAMS, triton.cdiv(n, block)))
     partials = torch.empty(programs * 2, dtype=torch.float64, device=device)
     _q14_partials[(programs,)](
-        lineitem["l_partkey"], lineitem["l_extendedprice"], lineitem["l_discount"], lineitem["l_shipdate"], flags,
-        partials, n, _days(start), _days(end), TILES=triton.cdiv(triton.cdiv(n, block), programs), BLOCK=block,
-    )  # fmt: skip
+        lineitem["l_partkey"],
+        lineitem["l_extendedprice"],
+        lineitem["l_discount"],
+        lineitem["l_shipdate"],
+        flags,
+        partials,
+        n,
+        _days(start),
+        _days(end),
+        TILES=triton.cdiv(triton.cdiv(n, block), programs),
+        BLOCK=block,
+    )
     out = torch.empty(1, dtype=torch.float64, device=device)
     _q14_total[(1,)](partials, out, programs, PROGRAMS_P2=triton.next_power_of_2(programs))
     return {"promo_revenue": out}

@@ -34,8 +34,16 @@ KEY_BLOCK = 1024  # supplier keys per tile in _q15_max and _q15_select
 
 @triton.jit(do_not_specialize=["date_lo", "date_hi"])  # parameters: no compile per value
 def _q15_lines(
-    l_suppkey, l_extendedprice, l_discount, l_shipdate, revenue, n, date_lo, date_hi,
-    TILES: tl.constexpr, BLOCK: tl.constexpr,
+    l_suppkey,
+    l_extendedprice,
+    l_discount,
+    l_shipdate,
+    revenue,
+    n,
+    date_lo,
+    date_hi,
+    TILES: tl.constexpr,
+    BLOCK: tl.constexpr,
 ):
     pid = tl.program_id(0)
     # A constant trip count (one compile per table size): Triton's interpreter cannot loop to a
@@ -67,8 +75,17 @@ def _q15_max(s_suppkey, revenue, maxima, suppliers, KEY_BLOCK: tl.constexpr):
 
 @triton.jit
 def _q15_select(
-    s_suppkey, revenue, maxima, count, out_key, out_row, out_revenue, suppliers, tiles,
-    KEY_BLOCK: tl.constexpr, TILE_BLOCK: tl.constexpr,
+    s_suppkey,
+    revenue,
+    maxima,
+    count,
+    out_key,
+    out_row,
+    out_revenue,
+    suppliers,
+    tiles,
+    KEY_BLOCK: tl.constexpr,
+    TILE_BLOCK: tl.constexpr,
 ):
     t = tl.arange(0, TILE_BLOCK)
     best = tl.max(tl.load(maxima + t, mask=t < tiles, other=-1), axis=0)
@@ -97,9 +114,16 @@ def run_query(tables, date="1996-01-01"):
     n = lineitem["l_suppkey"].numel()
     programs = max(1, min(PROGRAMS, triton.cdiv(n, BLOCK)))
     _q15_lines[(programs,)](
-        lineitem["l_suppkey"], lineitem["l_extendedprice"], lineitem["l_discount"], lineitem["l_shipdate"],
-        revenue, n, parse_date(date), add_months(date, 3),
-        TILES=triton.cdiv(triton.cdiv(n, BLOCK), programs), BLOCK=BLOCK,
+        lineitem["l_suppkey"],
+        lineitem["l_extendedprice"],
+        lineitem["l_discount"],
+        lineitem["l_shipdate"],
+        revenue,
+        n,
+        parse_date(date),
+        add_months(date, 3),
+        TILES=triton.cdiv(triton.cdiv(n, BLOCK), programs),
+        BLOCK=BLOCK,
     )
     tiles = triton.cdiv(suppliers, KEY_BLOCK)
     maxima = torch.empty(tiles, dtype=torch.int64, device=device)
@@ -108,8 +132,17 @@ def run_query(tables, date="1996-01-01"):
     out_row = torch.empty(suppliers, dtype=torch.int64, device=device)
     out_revenue = torch.empty(suppliers, dtype=torch.float64, device=device)
     _q15_select[(tiles,)](
-        supplier["s_suppkey"], revenue, maxima, count, out_key, out_row, out_revenue, suppliers, tiles,
-        KEY_BLOCK=KEY_BLOCK, TILE_BLOCK=triton.next_power_of_2(tiles),
+        supplier["s_suppkey"],
+        revenue,
+        maxima,
+        count,
+        out_key,
+        out_row,
+        out_revenue,
+        suppliers,
+        tiles,
+        KEY_BLOCK=KEY_BLOCK,
+        TILE_BLOCK=triton.next_power_of_2(tiles),
     )
     found = int(count.item())  # the one synchronization: the result's size
     out_key, out_row, out_revenue = out_key[:found], out_row[:found], out_revenue[:found]

@@ -39,8 +39,22 @@ EMPTY = tl.constexpr(-1)  # a free slot of the hash table
 
 
 @triton.jit
-def _comment_hits(s_comment, rows, inside, nbytes, p_lo, p_mid, p_hi, m_lo, m_mid, m_hi,
-                  L: tl.constexpr, WIDTH: tl.constexpr, JW: tl.constexpr, FIRST: tl.constexpr):  # fmt: skip
+def _comment_hits(
+    s_comment,
+    rows,
+    inside,
+    nbytes,
+    p_lo,
+    p_mid,
+    p_hi,
+    m_lo,
+    m_mid,
+    m_hi,
+    L: tl.constexpr,
+    WIDTH: tl.constexpr,
+    JW: tl.constexpr,
+    FIRST: tl.constexpr,
+):
     """Per row, the first (FIRST) or last start of a word of up to 12 bytes; 127 / -1 when absent."""
     words = s_comment.to(tl.pointer_type(tl.int32))
     nfull = nbytes // 4
@@ -56,7 +70,9 @@ def _comment_hits(s_comment, rows, inside, nbytes, p_lo, p_mid, p_hi, m_lo, m_mi
     t2 = tl.load(s_comment + nfull * 4 + 2, mask=nfull * 4 + 2 < nbytes, other=0).to(tl.int32)
     tail = t0 | (t1 << 8) | (t2 << 16)
     # Whole rows are read (mask `inside`): the floor counts every byte of the column.
-    a = tl.where(w == nfull, tail, tl.load(words + w, mask=ok & (w < nfull), other=0)).to(tl.uint32, bitcast=True)
+    a = tl.where(w == nfull, tail, tl.load(words + w, mask=ok & (w < nfull), other=0)).to(
+        tl.uint32, bitcast=True
+    )
     b = tl.where(w + 1 == nfull, tail, tl.load(words + w + 1, mask=ok & (w + 1 < nfull), other=0)).to(
         tl.uint32, bitcast=True
     )
@@ -91,14 +107,50 @@ def _comment_hits(s_comment, rows, inside, nbytes, p_lo, p_mid, p_hi, m_lo, m_mi
 
 @triton.jit
 def _q16_flags(
-    p_partkey, p_brand, p_type, p_size, s_suppkey, s_comment, type_ok, sizes,
-    part_group, complains, table, counts, status,
-    parts, suppliers, supplier_keys, brand, types, table_slots, groups,
-    c_lo, c_mid, c_hi, cm_lo, cm_mid, cm_hi, k_lo, k_mid, k_hi, km_lo, km_mid, km_hi,
-    PART_TILES: tl.constexpr, SUPP_TILES: tl.constexpr, TABLE_TILES: tl.constexpr, GROUP_TILES: tl.constexpr,
-    BLOCK: tl.constexpr, SROWS: tl.constexpr, SLOTS: tl.constexpr, L1: tl.constexpr, L2: tl.constexpr,
-    WIDTH: tl.constexpr, JW: tl.constexpr,
-):  # fmt: skip
+    p_partkey,
+    p_brand,
+    p_type,
+    p_size,
+    s_suppkey,
+    s_comment,
+    type_ok,
+    sizes,
+    part_group,
+    complains,
+    table,
+    counts,
+    status,
+    parts,
+    suppliers,
+    supplier_keys,
+    brand,
+    types,
+    table_slots,
+    groups,
+    c_lo,
+    c_mid,
+    c_hi,
+    cm_lo,
+    cm_mid,
+    cm_hi,
+    k_lo,
+    k_mid,
+    k_hi,
+    km_lo,
+    km_mid,
+    km_hi,
+    PART_TILES: tl.constexpr,
+    SUPP_TILES: tl.constexpr,
+    TABLE_TILES: tl.constexpr,
+    GROUP_TILES: tl.constexpr,
+    BLOCK: tl.constexpr,
+    SROWS: tl.constexpr,
+    SLOTS: tl.constexpr,
+    L1: tl.constexpr,
+    L2: tl.constexpr,
+    WIDTH: tl.constexpr,
+    JW: tl.constexpr,
+):
     pid = tl.program_id(0)
     step = tl.num_programs(0)
     listed = tl.load(sizes + tl.arange(0, SLOTS))
@@ -118,10 +170,38 @@ def _q16_flags(
         rows = (pid + tile * step) * SROWS + tl.arange(0, SROWS)
         inside = rows < suppliers
         key = tl.load(s_suppkey + rows, mask=inside, other=0)
-        first = _comment_hits(s_comment, rows, inside, suppliers * WIDTH, c_lo, c_mid, c_hi, cm_lo, cm_mid,
-                              cm_hi, L1, WIDTH, JW, True)  # fmt: skip
-        last = _comment_hits(s_comment, rows, inside, suppliers * WIDTH, k_lo, k_mid, k_hi, km_lo, km_mid,
-                             km_hi, L2, WIDTH, JW, False)  # fmt: skip
+        first = _comment_hits(
+            s_comment,
+            rows,
+            inside,
+            suppliers * WIDTH,
+            c_lo,
+            c_mid,
+            c_hi,
+            cm_lo,
+            cm_mid,
+            cm_hi,
+            L1,
+            WIDTH,
+            JW,
+            True,
+        )
+        last = _comment_hits(
+            s_comment,
+            rows,
+            inside,
+            suppliers * WIDTH,
+            k_lo,
+            k_mid,
+            k_hi,
+            km_lo,
+            km_mid,
+            km_hi,
+            L2,
+            WIDTH,
+            JW,
+            False,
+        )
         bad = (first + L1 <= last).to(tl.int8)
         tl.store(complains + key, bad, mask=inside & (key >= 0) & (key < supplier_keys))
     for tile in range(0, TABLE_TILES):
@@ -135,8 +215,19 @@ def _q16_flags(
 
 
 @triton.jit
-def _q16_pairs(ps_partkey, ps_suppkey, part_group, complains, pairs, region_count, status, n, supplier_keys,
-               TILES: tl.constexpr, BLOCK: tl.constexpr):  # fmt: skip
+def _q16_pairs(
+    ps_partkey,
+    ps_suppkey,
+    part_group,
+    complains,
+    pairs,
+    region_count,
+    status,
+    n,
+    supplier_keys,
+    TILES: tl.constexpr,
+    BLOCK: tl.constexpr,
+):
     # Each program compacts its own run of rows into its own region of `pairs` (no shared counter:
     # one atomic per tile on a single address serialises thousands of tiles).
     pid = tl.program_id(0)
@@ -159,8 +250,19 @@ def _q16_pairs(ps_partkey, ps_suppkey, part_group, complains, pairs, region_coun
 
 
 @triton.jit
-def _q16_insert(pairs, region_count, status, table, counts, supplier_keys, capacity,
-                REGION: tl.constexpr, BLOCK: tl.constexpr, LOG2: tl.constexpr, PROBES: tl.constexpr):  # fmt: skip
+def _q16_insert(
+    pairs,
+    region_count,
+    status,
+    table,
+    counts,
+    supplier_keys,
+    capacity,
+    REGION: tl.constexpr,
+    BLOCK: tl.constexpr,
+    LOG2: tl.constexpr,
+    PROBES: tl.constexpr,
+):
     # Program (region, tile): one tile of a region's pairs; most programs find nothing and return.
     region = tl.program_id(0)
     start = tl.program_id(1) * BLOCK
@@ -219,8 +321,21 @@ def _q16_scan(tile_hist, base, status, tiles, TB: tl.constexpr, BINS: tl.constex
 
 
 @triton.jit
-def _q16_write(counts, local, base, out_brand, out_type, out_size, out_count, sizes, groups, types,
-               TG: tl.constexpr, BINS: tl.constexpr, SLOTS: tl.constexpr):  # fmt: skip
+def _q16_write(
+    counts,
+    local,
+    base,
+    out_brand,
+    out_type,
+    out_size,
+    out_count,
+    sizes,
+    groups,
+    types,
+    TG: tl.constexpr,
+    BINS: tl.constexpr,
+    SLOTS: tl.constexpr,
+):
     t = tl.program_id(0)
     g = t * TG + tl.arange(0, TG)
     inside = g < groups
@@ -307,29 +422,71 @@ def run_query(
     k = _pattern("Complaints")
     fprograms = max(1, min(programs, triton.cdiv(max(parts, table.numel()), BLOCK)))
     _q16_flags[(fprograms,)](
-        part["p_partkey"], part["p_brand"], part["p_type"], part["p_size"], supplier["s_suppkey"], s_comment,
-        type_ok, sizes, part_group, complains, table, counts, status,
-        parts, suppliers, supplier_keys, brand_code, types, table.numel(), groups, *c, *k,
+        part["p_partkey"],
+        part["p_brand"],
+        part["p_type"],
+        part["p_size"],
+        supplier["s_suppkey"],
+        s_comment,
+        type_ok,
+        sizes,
+        part_group,
+        complains,
+        table,
+        counts,
+        status,
+        parts,
+        suppliers,
+        supplier_keys,
+        brand_code,
+        types,
+        table.numel(),
+        groups,
+        *c,
+        *k,
         PART_TILES=triton.cdiv(triton.cdiv(parts, BLOCK), fprograms),
         SUPP_TILES=triton.cdiv(triton.cdiv(suppliers, srows), fprograms),
         TABLE_TILES=triton.cdiv(triton.cdiv(table.numel(), BLOCK), fprograms),
         GROUP_TILES=triton.cdiv(triton.cdiv(groups, BLOCK), fprograms),
-        BLOCK=BLOCK, SROWS=srows, SLOTS=SLOTS, L1=len("Customer"), L2=len("Complaints"),
-        WIDTH=width, JW=triton.next_power_of_2((width + 3) // 4 + 1),
-    )  # fmt: skip
+        BLOCK=BLOCK,
+        SROWS=srows,
+        SLOTS=SLOTS,
+        L1=len("Customer"),
+        L2=len("Complaints"),
+        WIDTH=width,
+        JW=triton.next_power_of_2((width + 3) // 4 + 1),
+    )
     pprograms = max(1, min(programs, triton.cdiv(n, BLOCK)))
     ptiles = triton.cdiv(triton.cdiv(n, BLOCK), pprograms)
     region = ptiles * BLOCK
     pairs = torch.empty(pprograms * region, dtype=torch.int64, device=device)
     region_count = torch.empty(pprograms, dtype=torch.int32, device=device)
     _q16_pairs[(pprograms,)](
-        partsupp["ps_partkey"], partsupp["ps_suppkey"], part_group, complains, pairs, region_count, status, n,
-        supplier_keys, TILES=ptiles, BLOCK=BLOCK,
-    )  # fmt: skip
+        partsupp["ps_partkey"],
+        partsupp["ps_suppkey"],
+        part_group,
+        complains,
+        pairs,
+        region_count,
+        status,
+        n,
+        supplier_keys,
+        TILES=ptiles,
+        BLOCK=BLOCK,
+    )
     _q16_insert[(pprograms, triton.cdiv(region, iblock))](
-        pairs, region_count, status, table, counts, supplier_keys, capacity,
-        REGION=region, BLOCK=iblock, LOG2=log2, PROBES=PROBES,
-    )  # fmt: skip
+        pairs,
+        region_count,
+        status,
+        table,
+        counts,
+        supplier_keys,
+        capacity,
+        REGION=region,
+        BLOCK=iblock,
+        LOG2=log2,
+        PROBES=PROBES,
+    )
     tiles = triton.cdiv(groups, TG)
     local = torch.empty(groups, dtype=torch.int32, device=device)
     tile_hist = torch.empty(tiles * BINS, dtype=torch.int32, device=device)

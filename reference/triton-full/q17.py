@@ -44,8 +44,18 @@ COUNT_SHIFT = 32  # a selected line adds (1 << COUNT_SHIFT) + quantity: count an
 
 @triton.jit(do_not_specialize=["brand", "container"])  # parameters: no compile per value
 def _q17_parts(
-    p_partkey, p_brand, p_container, flags, packed, bins, brand, container, n, slots,
-    BLOCK: tl.constexpr, BINS: tl.constexpr,
+    p_partkey,
+    p_brand,
+    p_container,
+    flags,
+    packed,
+    bins,
+    brand,
+    container,
+    n,
+    slots,
+    BLOCK: tl.constexpr,
+    BINS: tl.constexpr,
 ):
     offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
     inside = offs < n
@@ -64,8 +74,18 @@ def _q17_parts(
 
 @triton.jit
 def _q17_lines(
-    l_partkey, l_quantity, l_extendedprice, flags, packed, bins, n, slots,
-    TILES: tl.constexpr, BLOCK: tl.constexpr, BINS: tl.constexpr, COUNT_SHIFT: tl.constexpr,
+    l_partkey,
+    l_quantity,
+    l_extendedprice,
+    flags,
+    packed,
+    bins,
+    n,
+    slots,
+    TILES: tl.constexpr,
+    BLOCK: tl.constexpr,
+    BINS: tl.constexpr,
+    COUNT_SHIFT: tl.constexpr,
 ):
     pid = tl.program_id(0)
     # A constant trip count (one compile per table size): Triton's interpreter cannot loop to a
@@ -78,7 +98,9 @@ def _q17_lines(
         q = tl.load(l_quantity + offs, mask=inside, other=0.0)
         price = tl.load(l_extendedprice + offs, mask=inside, other=0.0)
         # The flags are 1 bit per part (250 KB at SF10): the random gather mostly hits L1.
-        sel = inside & (((tl.load(flags + (key >> 5), mask=inside, other=0) >> (key & 31).to(tl.int32)) & 1) != 0)
+        sel = inside & (
+            ((tl.load(flags + (key >> 5), mask=inside, other=0) >> (key & 31).to(tl.int32)) & 1) != 0
+        )
         qi = q.to(tl.int64)
         tl.atomic_add(packed + key, (1 << COUNT_SHIFT) + qi, mask=sel, sem="relaxed")
         # A line of quantity > BINS cannot pass (see BINS): it counts in the average only.
@@ -88,8 +110,16 @@ def _q17_lines(
 
 @triton.jit
 def _q17_bins(
-    flags, packed, bins, partials, parts, slots,
-    TILES: tl.constexpr, BLOCK: tl.constexpr, BINS: tl.constexpr, COUNT_SHIFT: tl.constexpr,
+    flags,
+    packed,
+    bins,
+    partials,
+    parts,
+    slots,
+    TILES: tl.constexpr,
+    BLOCK: tl.constexpr,
+    BINS: tl.constexpr,
+    COUNT_SHIFT: tl.constexpr,
 ):
     pid = tl.program_id(0)
     acc = tl.zeros([BLOCK], dtype=tl.float64)
@@ -97,7 +127,9 @@ def _q17_bins(
         offs = (pid + tile * tl.num_programs(0)) * BLOCK + tl.arange(0, BLOCK)
         key = (offs + 1).to(tl.int64)  # keys 1..parts
         inside = offs < parts
-        sel = inside & (((tl.load(flags + (key >> 5), mask=inside, other=0) >> (key & 31).to(tl.int32)) & 1) != 0)
+        sel = inside & (
+            ((tl.load(flags + (key >> 5), mask=inside, other=0) >> (key & 31).to(tl.int32)) & 1) != 0
+        )
         total = tl.load(packed + key, mask=sel, other=0)
         count = total >> COUNT_SHIFT
         qsum = total & ((1 << COUNT_SHIFT) - 1)
@@ -130,21 +162,48 @@ def run_query(tables, brand="Brand#23", container="MED BOX"):
     packed = torch.empty(slots, dtype=torch.int64, device=device)
     bins = torch.empty(BINS * slots, dtype=torch.float64, device=device)
     _q17_parts[(triton.cdiv(parts, BLOCK),)](
-        part["p_partkey"], part["p_brand"], part["p_container"], flags, packed, bins,
-        brand_code, container_code, parts, slots, BLOCK=BLOCK, BINS=BINS,
+        part["p_partkey"],
+        part["p_brand"],
+        part["p_container"],
+        flags,
+        packed,
+        bins,
+        brand_code,
+        container_code,
+        parts,
+        slots,
+        BLOCK=BLOCK,
+        BINS=BINS,
     )
     n = lineitem["l_partkey"].numel()
     programs = max(1, min(PROGRAMS, triton.cdiv(n, LINE_BLOCK)))
     _q17_lines[(programs,)](
-        lineitem["l_partkey"], lineitem["l_quantity"], lineitem["l_extendedprice"], flags, packed, bins, n, slots,
-        TILES=triton.cdiv(triton.cdiv(n, LINE_BLOCK), programs), BLOCK=LINE_BLOCK, BINS=BINS,
-        COUNT_SHIFT=COUNT_SHIFT, num_warps=LINE_WARPS,
+        lineitem["l_partkey"],
+        lineitem["l_quantity"],
+        lineitem["l_extendedprice"],
+        flags,
+        packed,
+        bins,
+        n,
+        slots,
+        TILES=triton.cdiv(triton.cdiv(n, LINE_BLOCK), programs),
+        BLOCK=LINE_BLOCK,
+        BINS=BINS,
+        COUNT_SHIFT=COUNT_SHIFT,
+        num_warps=LINE_WARPS,
     )
     key_programs = max(1, min(KEY_PROGRAMS, triton.cdiv(parts, BLOCK)))
     partials = torch.empty(key_programs, dtype=torch.float64, device=device)
     _q17_bins[(key_programs,)](
-        flags, packed, bins, partials, parts, slots,
-        TILES=triton.cdiv(triton.cdiv(parts, BLOCK), key_programs), BLOCK=BLOCK, BINS=BINS,
+        flags,
+        packed,
+        bins,
+        partials,
+        parts,
+        slots,
+        TILES=triton.cdiv(triton.cdiv(parts, BLOCK), key_programs),
+        BLOCK=BLOCK,
+        BINS=BINS,
         COUNT_SHIFT=COUNT_SHIFT,
     )
     out = torch.empty(1, dtype=torch.float64, device=device)

@@ -27,7 +27,17 @@ LIMIT = 100
 
 
 @triton.jit
-def _q18_dims(c_custkey, customer_row, customers, cust_programs, o_orderkey, order_sum, orders, found, BLOCK: tl.constexpr):
+def _q18_dims(
+    c_custkey,
+    customer_row,
+    customers,
+    cust_programs,
+    o_orderkey,
+    order_sum,
+    orders,
+    found,
+    BLOCK: tl.constexpr,
+):
     pid = tl.program_id(0)
     if pid < cust_programs:
         offs = pid * BLOCK + tl.arange(0, BLOCK)
@@ -43,7 +53,9 @@ def _q18_dims(c_custkey, customer_row, customers, cust_programs, o_orderkey, ord
 
 
 @triton.jit
-def _q18_lines(l_orderkey, l_quantity, order_sum, n, TILES: tl.constexpr, GROUP: tl.constexpr, BLOCK: tl.constexpr):
+def _q18_lines(
+    l_orderkey, l_quantity, order_sum, n, TILES: tl.constexpr, GROUP: tl.constexpr, BLOCK: tl.constexpr
+):
     pid = tl.program_id(0)
     # The tile as [BLOCK / GROUP, GROUP]: rows of one key within a group of GROUP adjacent rows (an
     # order's lines lie together in dbgen's lineitem) add their total once, from their first row: about
@@ -63,9 +75,20 @@ def _q18_lines(l_orderkey, l_quantity, order_sum, n, TILES: tl.constexpr, GROUP:
 
 @triton.jit
 def _q18_select(
-    o_orderkey, o_custkey, o_orderdate, o_totalprice, order_sum, found, rows, price, date, n, quantity,
-    TILES: tl.constexpr, BLOCK: tl.constexpr,
-):  # fmt: skip
+    o_orderkey,
+    o_custkey,
+    o_orderdate,
+    o_totalprice,
+    order_sum,
+    found,
+    rows,
+    price,
+    date,
+    n,
+    quantity,
+    TILES: tl.constexpr,
+    BLOCK: tl.constexpr,
+):
     pid = tl.program_id(0)
     for tile in range(0, TILES):
         offs = (pid + tile * tl.num_programs(0)) * BLOCK + tl.arange(0, BLOCK)
@@ -104,10 +127,24 @@ def _q18_rank(price, date, rank, k, BLOCK: tl.constexpr):
 
 @triton.jit(do_not_specialize=["k"])
 def _q18_place(
-    rows, rank, o_orderkey, o_custkey, o_orderdate, o_totalprice, order_sum, customer_row,
-    out_customer, out_custkey, out_orderkey, out_date, out_price, out_sum, k, LIMIT: tl.constexpr,
+    rows,
+    rank,
+    o_orderkey,
+    o_custkey,
+    o_orderdate,
+    o_totalprice,
+    order_sum,
+    customer_row,
+    out_customer,
+    out_custkey,
+    out_orderkey,
+    out_date,
+    out_price,
+    out_sum,
+    k,
+    LIMIT: tl.constexpr,
     BLOCK: tl.constexpr,
-):  # fmt: skip
+):
     i = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
     inside = i < k
     r = tl.load(rank + i, mask=inside, other=LIMIT)
@@ -134,25 +171,47 @@ def run_query(tables, quantity=300):
     found = torch.empty(1, dtype=torch.int32, device=device)
     cust_programs = triton.cdiv(customers, BLOCK)
     _q18_dims[(cust_programs + triton.cdiv(orders_n, BLOCK),)](
-        customer["c_custkey"], customer_row, customers, cust_programs, orders["o_orderkey"], order_sum, orders_n,
-        found, BLOCK=BLOCK,
-    )  # fmt: skip
+        customer["c_custkey"],
+        customer_row,
+        customers,
+        cust_programs,
+        orders["o_orderkey"],
+        order_sum,
+        orders_n,
+        found,
+        BLOCK=BLOCK,
+    )
     n = lineitem["l_orderkey"].numel()
     programs = max(1, min(PROGRAMS, triton.cdiv(n, BLOCK)))
     _q18_lines[(programs,)](
-        lineitem["l_orderkey"], lineitem["l_quantity"], order_sum, n,
-        TILES=triton.cdiv(triton.cdiv(n, BLOCK), programs), GROUP=GROUP, BLOCK=BLOCK,
-    )  # fmt: skip
+        lineitem["l_orderkey"],
+        lineitem["l_quantity"],
+        order_sum,
+        n,
+        TILES=triton.cdiv(triton.cdiv(n, BLOCK), programs),
+        GROUP=GROUP,
+        BLOCK=BLOCK,
+    )
     # Room for every order: the list never overflows, and only its first few slots are written.
     rows = torch.empty(orders_n, dtype=torch.int32, device=device)
     price = torch.empty(orders_n, dtype=torch.float64, device=device)
     date = torch.empty(orders_n, dtype=torch.int32, device=device)
     programs = max(1, min(PROGRAMS, triton.cdiv(orders_n, BLOCK)))
     _q18_select[(programs,)](
-        orders["o_orderkey"], orders["o_custkey"], orders["o_orderdate"], orders["o_totalprice"], order_sum,
-        found, rows, price, date, orders_n, quantity,
-        TILES=triton.cdiv(triton.cdiv(orders_n, BLOCK), programs), BLOCK=BLOCK,
-    )  # fmt: skip
+        orders["o_orderkey"],
+        orders["o_custkey"],
+        orders["o_orderdate"],
+        orders["o_totalprice"],
+        order_sum,
+        found,
+        rows,
+        price,
+        date,
+        orders_n,
+        quantity,
+        TILES=triton.cdiv(triton.cdiv(orders_n, BLOCK), programs),
+        BLOCK=BLOCK,
+    )
     k = int(found.item())  # the one sync: how many orders passed
     out = min(k, LIMIT)
     out_customer = torch.empty(out, dtype=torch.int64, device=device)
@@ -166,10 +225,24 @@ def run_query(tables, quantity=300):
         blocks = triton.cdiv(k, RANK_BLOCK)
         _q18_rank[(blocks, blocks)](price, date, rank, k, BLOCK=RANK_BLOCK)
         _q18_place[(triton.cdiv(k, BLOCK),)](
-            rows, rank, orders["o_orderkey"], orders["o_custkey"], orders["o_orderdate"], orders["o_totalprice"],
-            order_sum, customer_row, out_customer, out_custkey, out_orderkey, out_date, out_price, out_sum, k,
-            LIMIT=LIMIT, BLOCK=BLOCK,
-        )  # fmt: skip
+            rows,
+            rank,
+            orders["o_orderkey"],
+            orders["o_custkey"],
+            orders["o_orderdate"],
+            orders["o_totalprice"],
+            order_sum,
+            customer_row,
+            out_customer,
+            out_custkey,
+            out_orderkey,
+            out_date,
+            out_price,
+            out_sum,
+            k,
+            LIMIT=LIMIT,
+            BLOCK=BLOCK,
+        )
     return {
         "c_name": out_customer,
         "c_custkey": out_custkey,

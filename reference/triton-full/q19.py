@@ -1,7 +1,8 @@
 """TPC-H Q19 in Triton (scope: full): a branch byte per part key, one pass over lineitem, one sum.
 
 SELECT sum(l_extendedprice * (1 - l_discount)) AS revenue FROM lineitem, part
-WHERE (p_partkey = l_partkey AND p_brand = :brand1 AND p_container IN ('SM CASE', 'SM BOX', 'SM PACK', 'SM PKG')
+WHERE (p_partkey = l_partkey AND p_brand = :brand1
+       AND p_container IN ('SM CASE', 'SM BOX', 'SM PACK', 'SM PKG')
        AND l_quantity BETWEEN :quantity1 AND :quantity1 + 10 AND p_size BETWEEN 1 AND 5
        AND l_shipmode IN ('AIR', 'AIR REG') AND l_shipinstruct = 'DELIVER IN PERSON')
    OR (... :brand2, the 'MED' containers, :quantity2, p_size BETWEEN 1 AND 10 ...)
@@ -40,9 +41,23 @@ SIZES = (5, 10, 15)  # p_size BETWEEN 1 AND SIZES[branch - 1]
 
 @triton.jit
 def _q19_parts(
-    p_partkey, p_brand, p_container, p_size, branch_by_key, n, brand1, brand2, brand3, mask1, mask2, mask3,
-    SIZE1: tl.constexpr, SIZE2: tl.constexpr, SIZE3: tl.constexpr, BLOCK: tl.constexpr,
-):  # fmt: skip
+    p_partkey,
+    p_brand,
+    p_container,
+    p_size,
+    branch_by_key,
+    n,
+    brand1,
+    brand2,
+    brand3,
+    mask1,
+    mask2,
+    mask3,
+    SIZE1: tl.constexpr,
+    SIZE2: tl.constexpr,
+    SIZE3: tl.constexpr,
+    BLOCK: tl.constexpr,
+):
     offs = tl.program_id(0).to(tl.int64) * BLOCK + tl.arange(0, BLOCK)
     inside = offs < n
     key = tl.load(p_partkey + offs, mask=inside, other=0)
@@ -51,7 +66,9 @@ def _q19_parts(
     # Branch k's containers are the set bits of mask_k (by container code).
     c = tl.load(p_container + offs, mask=inside, other=0).to(tl.int64)
     branch = tl.where(
-        ((mask1 >> c) & 1) != 0, 1, tl.where(((mask2 >> c) & 1) != 0, 2, tl.where(((mask3 >> c) & 1) != 0, 3, 0))
+        ((mask1 >> c) & 1) != 0,
+        1,
+        tl.where(((mask2 >> c) & 1) != 0, 2, tl.where(((mask3 >> c) & 1) != 0, 3, 0)),
     )
     want_brand = tl.where(branch == 1, brand1, tl.where(branch == 2, brand2, brand3))
     max_size = tl.where(branch == 1, SIZE1, tl.where(branch == 2, SIZE2, SIZE3))
@@ -61,10 +78,25 @@ def _q19_parts(
 
 @triton.jit
 def _q19_lines(
-    l_partkey, l_quantity, l_extendedprice, l_discount, l_shipmode, l_shipinstruct, branch_by_key, sums,
-    counts, n, air, air_reg, in_person, quantity1, quantity2, quantity3,
-    TILES: tl.constexpr, BLOCK: tl.constexpr,
-):  # fmt: skip
+    l_partkey,
+    l_quantity,
+    l_extendedprice,
+    l_discount,
+    l_shipmode,
+    l_shipinstruct,
+    branch_by_key,
+    sums,
+    counts,
+    n,
+    air,
+    air_reg,
+    in_person,
+    quantity1,
+    quantity2,
+    quantity3,
+    TILES: tl.constexpr,
+    BLOCK: tl.constexpr,
+):
     pid = tl.program_id(0)
     revenue = tl.zeros([BLOCK], dtype=tl.float64)
     count = tl.zeros([BLOCK], dtype=tl.int32)  # at most TILES per element
@@ -126,10 +158,21 @@ def run_query(
     parts = part["p_partkey"].numel()
     branch_by_key = torch.empty(parts + 1, dtype=torch.int8, device=device)
     _q19_parts[(max(1, triton.cdiv(parts, BLOCK)),)](
-        part["p_partkey"], part["p_brand"], part["p_container"], part["p_size"], branch_by_key, parts,
-        _code(brands, brand1), _code(brands, brand2), _code(brands, brand3), *masks,
-        SIZE1=SIZES[0], SIZE2=SIZES[1], SIZE3=SIZES[2], BLOCK=BLOCK,
-    )  # fmt: skip
+        part["p_partkey"],
+        part["p_brand"],
+        part["p_container"],
+        part["p_size"],
+        branch_by_key,
+        parts,
+        _code(brands, brand1),
+        _code(brands, brand2),
+        _code(brands, brand3),
+        *masks,
+        SIZE1=SIZES[0],
+        SIZE2=SIZES[1],
+        SIZE3=SIZES[2],
+        BLOCK=BLOCK,
+    )
 
     n = lineitem["l_partkey"].numel()
     # Triton's CPU interpreter pays per tile: there it gets few, large ones.
@@ -139,13 +182,25 @@ def run_query(
     counts = torch.empty(programs, dtype=torch.int64, device=device)
     shipmodes = lineitem.dictionary("l_shipmode")
     _q19_lines[(programs,)](
-        lineitem["l_partkey"], lineitem["l_quantity"], lineitem["l_extendedprice"], lineitem["l_discount"],
-        lineitem["l_shipmode"], lineitem["l_shipinstruct"], branch_by_key, sums, counts, n,
-        _code(shipmodes, "AIR"), _code(shipmodes, "AIR REG"),
+        lineitem["l_partkey"],
+        lineitem["l_quantity"],
+        lineitem["l_extendedprice"],
+        lineitem["l_discount"],
+        lineitem["l_shipmode"],
+        lineitem["l_shipinstruct"],
+        branch_by_key,
+        sums,
+        counts,
+        n,
+        _code(shipmodes, "AIR"),
+        _code(shipmodes, "AIR REG"),
         _code(lineitem.dictionary("l_shipinstruct"), "DELIVER IN PERSON"),
-        int(quantity1), int(quantity2), int(quantity3),
-        TILES=triton.cdiv(triton.cdiv(n, block), programs), BLOCK=block,
-    )  # fmt: skip
+        int(quantity1),
+        int(quantity2),
+        int(quantity3),
+        TILES=triton.cdiv(triton.cdiv(n, block), programs),
+        BLOCK=block,
+    )
     out = torch.empty(1, dtype=torch.float64, device=device)
     _q19_total[(1,)](sums, counts, out, programs, PROGRAMS_P2=triton.next_power_of_2(programs))
     return {"revenue": out}

@@ -51,23 +51,59 @@ COUNT_SHIFT = 32
 
 @triton.jit
 def _part_flags(
-    tile, p_partkey, p_name, part_ok, slot_supp, slot_qty, slot_count, n, width, length,
-    w0, w1, w2, w3, w4, w5, w6, w7,
-    BLOCK: tl.constexpr, PREFIX_COLS: tl.constexpr, SLOTS: tl.constexpr,
+    tile,
+    p_partkey,
+    p_name,
+    part_ok,
+    slot_supp,
+    slot_qty,
+    slot_count,
+    n,
+    width,
+    length,
+    w0,
+    w1,
+    w2,
+    w3,
+    w4,
+    w5,
+    w6,
+    w7,
+    BLOCK: tl.constexpr,
+    PREFIX_COLS: tl.constexpr,
+    SLOTS: tl.constexpr,
 ):
     offs = tile * BLOCK + tl.arange(0, BLOCK)
     inside = offs < n
     key = tl.load(p_partkey + offs, mask=inside, other=0)
     cols = tl.arange(0, PREFIX_COLS)
     # The prefix's byte at each column, from its little-endian words.
-    word = tl.where(cols < 8, w0, tl.where(cols < 16, w1, tl.where(cols < 24, w2, tl.where(cols < 32, w3,
-           tl.where(cols < 40, w4, tl.where(cols < 48, w5, tl.where(cols < 56, w6, w7))))))).to(tl.int64)
+    word = tl.where(
+        cols < 8,
+        w0,
+        tl.where(
+            cols < 16,
+            w1,
+            tl.where(
+                cols < 24,
+                w2,
+                tl.where(
+                    cols < 32,
+                    w3,
+                    tl.where(cols < 40, w4, tl.where(cols < 48, w5, tl.where(cols < 56, w6, w7))),
+                ),
+            ),
+        ),
+    ).to(tl.int64)
     want = ((word >> ((cols % 8) * 8).to(tl.int64)) & 0xFF).to(tl.int32)
     used = cols < length
     # Only the prefix's bytes are loaded (masked lanes issue no access): loading whole rows, coalesced,
     # was slower on the H200 (183-382 us against 109 us at SF10).
-    text = tl.load(p_name + offs.to(tl.int64)[:, None] * width + cols[None, :],
-                   mask=inside[:, None] & used[None, :] & (cols[None, :] < width), other=0)
+    text = tl.load(
+        p_name + offs.to(tl.int64)[:, None] * width + cols[None, :],
+        mask=inside[:, None] & used[None, :] & (cols[None, :] < width),
+        other=0,
+    )
     differ = tl.sum((used[None, :] & (text.to(tl.int32) != want[None, :])).to(tl.int32), axis=1)
     ok = inside & (differ == 0) & (length <= width)
     tl.store(part_ok + key, ok.to(tl.int8), mask=inside)
@@ -80,8 +116,19 @@ def _part_flags(
 
 @triton.jit
 def _supplier_flags(
-    tile, s_suppkey, s_nationkey, n_nationkey, n_name, supp_ok, marked, count, n, nations, nation,
-    BLOCK: tl.constexpr, NATION_BLOCK: tl.constexpr,
+    tile,
+    s_suppkey,
+    s_nationkey,
+    n_nationkey,
+    n_name,
+    supp_ok,
+    marked,
+    count,
+    n,
+    nations,
+    nation,
+    BLOCK: tl.constexpr,
+    NATION_BLOCK: tl.constexpr,
 ):
     offs = tile * BLOCK + tl.arange(0, BLOCK)
     inside = offs < n
@@ -94,32 +141,105 @@ def _supplier_flags(
     ok = inside & (tl.max(hit.to(tl.int32), axis=1) > 0)
     tl.store(supp_ok + key, ok.to(tl.int8), mask=inside)
     tl.store(marked + key, tl.zeros([BLOCK], dtype=tl.int8), mask=inside)
-    tl.store(count + tl.arange(0, 1), tl.zeros([1], dtype=tl.int32), mask=(tl.arange(0, 1) == 0) & (tile == 0))
+    tl.store(
+        count + tl.arange(0, 1), tl.zeros([1], dtype=tl.int32), mask=(tl.arange(0, 1) == 0) & (tile == 0)
+    )
 
 
 @triton.jit(do_not_specialize=["length", "w0", "w1", "w2", "w3", "w4", "w5", "w6", "w7", "nation"])
 def _q20_keys(
-    p_partkey, p_name, part_ok, slot_supp, slot_qty, slot_count, parts, width, length,
-    w0, w1, w2, w3, w4, w5, w6, w7,
-    s_suppkey, s_nationkey, n_nationkey, n_name, supp_ok, marked, count, suppliers, nations, nation,
+    p_partkey,
+    p_name,
+    part_ok,
+    slot_supp,
+    slot_qty,
+    slot_count,
+    parts,
+    width,
+    length,
+    w0,
+    w1,
+    w2,
+    w3,
+    w4,
+    w5,
+    w6,
+    w7,
+    s_suppkey,
+    s_nationkey,
+    n_nationkey,
+    n_name,
+    supp_ok,
+    marked,
+    count,
+    suppliers,
+    nations,
+    nation,
     part_tiles,
-    PART_ROWS: tl.constexpr, PREFIX_COLS: tl.constexpr, SLOTS: tl.constexpr,
-    BLOCK: tl.constexpr, NATION_BLOCK: tl.constexpr,
+    PART_ROWS: tl.constexpr,
+    PREFIX_COLS: tl.constexpr,
+    SLOTS: tl.constexpr,
+    BLOCK: tl.constexpr,
+    NATION_BLOCK: tl.constexpr,
 ):
     # One launch for both key tables: the first part_tiles programs flag parts, the rest suppliers.
     pid = tl.program_id(0)
     if pid < part_tiles:
-        _part_flags(pid, p_partkey, p_name, part_ok, slot_supp, slot_qty, slot_count, parts, width, length,
-                    w0, w1, w2, w3, w4, w5, w6, w7, PART_ROWS, PREFIX_COLS, SLOTS)
+        _part_flags(
+            pid,
+            p_partkey,
+            p_name,
+            part_ok,
+            slot_supp,
+            slot_qty,
+            slot_count,
+            parts,
+            width,
+            length,
+            w0,
+            w1,
+            w2,
+            w3,
+            w4,
+            w5,
+            w6,
+            w7,
+            PART_ROWS,
+            PREFIX_COLS,
+            SLOTS,
+        )
     else:
-        _supplier_flags(pid - part_tiles, s_suppkey, s_nationkey, n_nationkey, n_name, supp_ok, marked, count,
-                        suppliers, nations, nation, BLOCK, NATION_BLOCK)
+        _supplier_flags(
+            pid - part_tiles,
+            s_suppkey,
+            s_nationkey,
+            n_nationkey,
+            n_name,
+            supp_ok,
+            marked,
+            count,
+            suppliers,
+            nations,
+            nation,
+            BLOCK,
+            NATION_BLOCK,
+        )
 
 
 @triton.jit
 def _q20_partsupp(
-    ps_partkey, ps_suppkey, ps_availqty, part_ok, supp_ok, slot_supp, slot_avail, slot_count, n,
-    TILES: tl.constexpr, BLOCK: tl.constexpr, SLOTS: tl.constexpr,
+    ps_partkey,
+    ps_suppkey,
+    ps_availqty,
+    part_ok,
+    supp_ok,
+    slot_supp,
+    slot_avail,
+    slot_count,
+    n,
+    TILES: tl.constexpr,
+    BLOCK: tl.constexpr,
+    SLOTS: tl.constexpr,
 ):
     pid = tl.program_id(0)
     for tile in range(0, TILES):
@@ -139,8 +259,21 @@ def _q20_partsupp(
 
 @triton.jit(do_not_specialize=["date_lo", "date_hi"])
 def _q20_lines(
-    l_partkey, l_suppkey, l_quantity, l_shipdate, part_ok, supp_ok, slot_supp, slot_qty, n, date_lo, date_hi,
-    TILES: tl.constexpr, BLOCK: tl.constexpr, SLOTS: tl.constexpr, COUNT_SHIFT: tl.constexpr,
+    l_partkey,
+    l_suppkey,
+    l_quantity,
+    l_shipdate,
+    part_ok,
+    supp_ok,
+    slot_supp,
+    slot_qty,
+    n,
+    date_lo,
+    date_hi,
+    TILES: tl.constexpr,
+    BLOCK: tl.constexpr,
+    SLOTS: tl.constexpr,
+    COUNT_SHIFT: tl.constexpr,
 ):
     pid = tl.program_id(0)
     # A constant trip count (one compile per table size): Triton's interpreter cannot loop to a
@@ -165,8 +298,16 @@ def _q20_lines(
 
 @triton.jit
 def _q20_slots(
-    part_ok, slot_supp, slot_avail, slot_qty, marked, parts,
-    TILES: tl.constexpr, PART_BLOCK: tl.constexpr, SLOTS: tl.constexpr, COUNT_SHIFT: tl.constexpr,
+    part_ok,
+    slot_supp,
+    slot_avail,
+    slot_qty,
+    marked,
+    parts,
+    TILES: tl.constexpr,
+    PART_BLOCK: tl.constexpr,
+    SLOTS: tl.constexpr,
+    COUNT_SHIFT: tl.constexpr,
 ):
     pid = tl.program_id(0)
     s = tl.arange(0, SLOTS)
@@ -189,8 +330,18 @@ def _q20_slots(
 
 @triton.jit
 def _q20_select(
-    s_suppkey, s_name, marked, count, out_row, words, rank, n, width,
-    BLOCK: tl.constexpr, NAME_COLS: tl.constexpr, WORDS: tl.constexpr,
+    s_suppkey,
+    s_name,
+    marked,
+    count,
+    out_row,
+    words,
+    rank,
+    n,
+    width,
+    BLOCK: tl.constexpr,
+    NAME_COLS: tl.constexpr,
+    WORDS: tl.constexpr,
 ):
     offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
     inside = offs < n
@@ -203,8 +354,11 @@ def _q20_select(
     tl.store(out_row + at, offs.to(tl.int64), mask=sel)
     tl.store(rank + at, tl.zeros([BLOCK], dtype=tl.int32), mask=sel)
     cols = tl.arange(0, NAME_COLS)
-    text = tl.load(s_name + offs.to(tl.int64)[:, None] * width + cols[None, :],
-                   mask=sel[:, None] & (cols[None, :] < width), other=0).to(tl.int64)
+    text = tl.load(
+        s_name + offs.to(tl.int64)[:, None] * width + cols[None, :],
+        mask=sel[:, None] & (cols[None, :] < width),
+        other=0,
+    ).to(tl.int64)
     # Big-endian words of ASCII bytes (< 128: the words stay positive): word order is byte order.
     shifted = text << ((7 - cols % 8) * 8).to(tl.int64)[None, :]
     for w in tl.static_range(WORDS):
@@ -268,36 +422,84 @@ def run_query(tables, color="forest", date="1994-01-01", nation="CANADA"):
     count = torch.empty(1, dtype=torch.int32, device=device)
     part_tiles = triton.cdiv(parts, PART_ROWS)
     _q20_keys[(part_tiles + triton.cdiv(suppliers, BLOCK),)](
-        part["p_partkey"], p_name, part_ok, slot_supp, slot_qty, slot_count, parts, width, len(prefix),
+        part["p_partkey"],
+        p_name,
+        part_ok,
+        slot_supp,
+        slot_qty,
+        slot_count,
+        parts,
+        width,
+        len(prefix),
         *_prefix_words(prefix),
-        supplier["s_suppkey"], supplier["s_nationkey"], nation_table["n_nationkey"], nation_table["n_name"],
-        supp_ok, marked, count, suppliers, nations, nation_code, part_tiles,
-        PART_ROWS=PART_ROWS, PREFIX_COLS=prefix_cols, SLOTS=SLOTS,
-        BLOCK=BLOCK, NATION_BLOCK=triton.next_power_of_2(nations),
+        supplier["s_suppkey"],
+        supplier["s_nationkey"],
+        nation_table["n_nationkey"],
+        nation_table["n_name"],
+        supp_ok,
+        marked,
+        count,
+        suppliers,
+        nations,
+        nation_code,
+        part_tiles,
+        PART_ROWS=PART_ROWS,
+        PREFIX_COLS=prefix_cols,
+        SLOTS=SLOTS,
+        BLOCK=BLOCK,
+        NATION_BLOCK=triton.next_power_of_2(nations),
     )
 
     rows = partsupp["ps_partkey"].numel()
     programs = max(1, min(PROGRAMS, triton.cdiv(rows, LINE_BLOCK)))
     _q20_partsupp[(programs,)](
-        partsupp["ps_partkey"], partsupp["ps_suppkey"], partsupp["ps_availqty"], part_ok, supp_ok,
-        slot_supp, slot_avail, slot_count, rows,
-        TILES=triton.cdiv(triton.cdiv(rows, LINE_BLOCK), programs), BLOCK=LINE_BLOCK, SLOTS=SLOTS,
+        partsupp["ps_partkey"],
+        partsupp["ps_suppkey"],
+        partsupp["ps_availqty"],
+        part_ok,
+        supp_ok,
+        slot_supp,
+        slot_avail,
+        slot_count,
+        rows,
+        TILES=triton.cdiv(triton.cdiv(rows, LINE_BLOCK), programs),
+        BLOCK=LINE_BLOCK,
+        SLOTS=SLOTS,
         num_warps=LINE_WARPS,
     )
 
     n = lineitem["l_partkey"].numel()
     programs = max(1, min(PROGRAMS, triton.cdiv(n, LINE_BLOCK)))
     _q20_lines[(programs,)](
-        lineitem["l_partkey"], lineitem["l_suppkey"], lineitem["l_quantity"], lineitem["l_shipdate"],
-        part_ok, supp_ok, slot_supp, slot_qty, n, parse_date(date), add_months(date, 12),
-        TILES=triton.cdiv(triton.cdiv(n, LINE_BLOCK), programs), BLOCK=LINE_BLOCK, SLOTS=SLOTS,
-        COUNT_SHIFT=COUNT_SHIFT, num_warps=LINE_WARPS,
+        lineitem["l_partkey"],
+        lineitem["l_suppkey"],
+        lineitem["l_quantity"],
+        lineitem["l_shipdate"],
+        part_ok,
+        supp_ok,
+        slot_supp,
+        slot_qty,
+        n,
+        parse_date(date),
+        add_months(date, 12),
+        TILES=triton.cdiv(triton.cdiv(n, LINE_BLOCK), programs),
+        BLOCK=LINE_BLOCK,
+        SLOTS=SLOTS,
+        COUNT_SHIFT=COUNT_SHIFT,
+        num_warps=LINE_WARPS,
     )
 
     programs = max(1, min(SLOT_PROGRAMS, triton.cdiv(parts, PART_BLOCK)))
     _q20_slots[(programs,)](
-        part_ok, slot_supp, slot_avail, slot_qty, marked, parts,
-        TILES=triton.cdiv(triton.cdiv(parts, PART_BLOCK), programs), PART_BLOCK=PART_BLOCK, SLOTS=SLOTS,
+        part_ok,
+        slot_supp,
+        slot_avail,
+        slot_qty,
+        marked,
+        parts,
+        TILES=triton.cdiv(triton.cdiv(parts, PART_BLOCK), programs),
+        PART_BLOCK=PART_BLOCK,
+        SLOTS=SLOTS,
         COUNT_SHIFT=COUNT_SHIFT,
     )
 
@@ -308,8 +510,18 @@ def run_query(tables, color="forest", date="1994-01-01", nation="CANADA"):
     words = torch.empty(suppliers * words_per_name, dtype=torch.int64, device=device)
     rank = torch.empty(suppliers, dtype=torch.int32, device=device)
     _q20_select[(triton.cdiv(suppliers, SELECT_ROWS),)](
-        supplier["s_suppkey"], s_name, marked, count, out_row, words, rank, suppliers, s_name.shape[1],
-        BLOCK=SELECT_ROWS, NAME_COLS=name_cols, WORDS=words_per_name,
+        supplier["s_suppkey"],
+        s_name,
+        marked,
+        count,
+        out_row,
+        words,
+        rank,
+        suppliers,
+        s_name.shape[1],
+        BLOCK=SELECT_ROWS,
+        NAME_COLS=name_cols,
+        WORDS=words_per_name,
     )
     m = int(count.item())  # the one synchronization: the result's size
     result = torch.empty(m, dtype=torch.int64, device=device)

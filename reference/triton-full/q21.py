@@ -31,11 +31,28 @@ LIMIT = 100
 
 @triton.jit
 def _q21_dims(
-    s_suppkey, s_nationkey, n_nationkey, n_name, nations, nation, supplier_ok, supplier_row, numwait,
-    suppliers, supp_programs,
-    o_orderkey, o_orderstatus, status, last_all, last_late, multi_all, multi_late, orders,
-    NATIONS: tl.constexpr, BLOCK: tl.constexpr,
-):  # fmt: skip
+    s_suppkey,
+    s_nationkey,
+    n_nationkey,
+    n_name,
+    nations,
+    nation,
+    supplier_ok,
+    supplier_row,
+    numwait,
+    suppliers,
+    supp_programs,
+    o_orderkey,
+    o_orderstatus,
+    status,
+    last_all,
+    last_late,
+    multi_all,
+    multi_late,
+    orders,
+    NATIONS: tl.constexpr,
+    BLOCK: tl.constexpr,
+):
     pid = tl.program_id(0)
     if pid < supp_programs:
         offs = pid * BLOCK + tl.arange(0, BLOCK)
@@ -65,9 +82,22 @@ def _q21_dims(
 
 @triton.jit
 def _q21_lines(
-    l_orderkey, l_suppkey, l_commitdate, l_receiptdate, supplier_ok, last_all, last_late, multi_all,
-    multi_late, cand_key, cand_supp, counts, n, TILES: tl.constexpr, BLOCK: tl.constexpr,
-):  # fmt: skip
+    l_orderkey,
+    l_suppkey,
+    l_commitdate,
+    l_receiptdate,
+    supplier_ok,
+    last_all,
+    last_late,
+    multi_all,
+    multi_late,
+    cand_key,
+    cand_supp,
+    counts,
+    n,
+    TILES: tl.constexpr,
+    BLOCK: tl.constexpr,
+):
     pid = tl.program_id(0)
     slab = pid * (TILES * BLOCK)
     count = pid * 0  # an int32 scalar carried through the loop
@@ -96,7 +126,9 @@ def _q21_lines(
 
 
 @triton.jit
-def _q21_wait(cand_key, cand_supp, counts, multi_all, multi_late, numwait, TILES: tl.constexpr, BLOCK: tl.constexpr):
+def _q21_wait(
+    cand_key, cand_supp, counts, multi_all, multi_late, numwait, TILES: tl.constexpr, BLOCK: tl.constexpr
+):
     pid = tl.program_id(0)
     slab = pid * (TILES * BLOCK)
     count = tl.load(counts + pid)
@@ -108,7 +140,12 @@ def _q21_wait(cand_key, cand_supp, counts, multi_all, multi_late, numwait, TILES
             supp = tl.load(cand_supp + slab + offs, mask=inside, other=0)
             other = tl.load(multi_all + key, mask=inside, other=0) != 0
             other_late = tl.load(multi_late + key, mask=inside, other=1) != 0
-            tl.atomic_add(numwait + supp, tl.full([BLOCK], 1, tl.int32), mask=inside & other & ~other_late, sem="relaxed")
+            tl.atomic_add(
+                numwait + supp,
+                tl.full([BLOCK], 1, tl.int32),
+                mask=inside & other & ~other_late,
+                sem="relaxed",
+            )
 
 
 @triton.jit(do_not_specialize=["k"])
@@ -138,7 +175,9 @@ def _q21_rank(keys, numwait, supplier_row, s_name, rank, k, WIDTH: tl.constexpr,
 
 
 @triton.jit(do_not_specialize=["k"])
-def _q21_place(keys, numwait, supplier_row, rank, out_row, out_wait, k, LIMIT: tl.constexpr, BLOCK: tl.constexpr):
+def _q21_place(
+    keys, numwait, supplier_row, rank, out_row, out_wait, k, LIMIT: tl.constexpr, BLOCK: tl.constexpr
+):
     i = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
     inside = i < k
     r = tl.load(rank + i, mask=inside, other=LIMIT)
@@ -153,7 +192,12 @@ def _code(dictionary, value):
 
 
 def run_query(tables, nation="SAUDI ARABIA"):
-    supplier, orders, lineitem, nations_t = tables["supplier"], tables["orders"], tables["lineitem"], tables["nation"]
+    supplier, orders, lineitem, nations_t = (
+        tables["supplier"],
+        tables["orders"],
+        tables["lineitem"],
+        tables["nation"],
+    )
     device = lineitem["l_orderkey"].device
     suppliers, orders_n = supplier["s_suppkey"].numel(), orders["o_orderkey"].numel()
     nations = nations_t["n_nationkey"].numel()
@@ -169,12 +213,28 @@ def run_query(tables, nation="SAUDI ARABIA"):
     multi_late = torch.empty(order_keys, dtype=torch.int8, device=device)
     supp_programs = triton.cdiv(suppliers, BLOCK)
     _q21_dims[(supp_programs + triton.cdiv(orders_n, BLOCK),)](
-        supplier["s_suppkey"], supplier["s_nationkey"], nations_t["n_nationkey"], nations_t["n_name"], nations,
-        _code(nations_t.dictionary("n_name"), nation), supplier_ok, supplier_row, numwait, suppliers, supp_programs,
-        orders["o_orderkey"], orders["o_orderstatus"], _code(orders.dictionary("o_orderstatus"), "F"),
-        last_all, last_late, multi_all, multi_late, orders_n,
-        NATIONS=triton.next_power_of_2(nations), BLOCK=BLOCK,
-    )  # fmt: skip
+        supplier["s_suppkey"],
+        supplier["s_nationkey"],
+        nations_t["n_nationkey"],
+        nations_t["n_name"],
+        nations,
+        _code(nations_t.dictionary("n_name"), nation),
+        supplier_ok,
+        supplier_row,
+        numwait,
+        suppliers,
+        supp_programs,
+        orders["o_orderkey"],
+        orders["o_orderstatus"],
+        _code(orders.dictionary("o_orderstatus"), "F"),
+        last_all,
+        last_late,
+        multi_all,
+        multi_late,
+        orders_n,
+        NATIONS=triton.next_power_of_2(nations),
+        BLOCK=BLOCK,
+    )
 
     n = lineitem["l_orderkey"].numel()
     programs = max(1, min(PROGRAMS, triton.cdiv(n, BLOCK)))
@@ -184,11 +244,25 @@ def run_query(tables, nation="SAUDI ARABIA"):
     cand_supp = torch.empty(programs * tiles * BLOCK, dtype=torch.int32, device=device)
     counts = torch.empty(programs, dtype=torch.int32, device=device)
     _q21_lines[(programs,)](
-        lineitem["l_orderkey"], lineitem["l_suppkey"], lineitem["l_commitdate"], lineitem["l_receiptdate"],
-        supplier_ok, last_all, last_late, multi_all, multi_late, cand_key, cand_supp, counts, n,
-        TILES=tiles, BLOCK=BLOCK,
-    )  # fmt: skip
-    _q21_wait[(programs,)](cand_key, cand_supp, counts, multi_all, multi_late, numwait, TILES=tiles, BLOCK=BLOCK)
+        lineitem["l_orderkey"],
+        lineitem["l_suppkey"],
+        lineitem["l_commitdate"],
+        lineitem["l_receiptdate"],
+        supplier_ok,
+        last_all,
+        last_late,
+        multi_all,
+        multi_late,
+        cand_key,
+        cand_supp,
+        counts,
+        n,
+        TILES=tiles,
+        BLOCK=BLOCK,
+    )
+    _q21_wait[(programs,)](
+        cand_key, cand_supp, counts, multi_all, multi_late, numwait, TILES=tiles, BLOCK=BLOCK
+    )
 
     keys = torch.nonzero(numwait).squeeze(1)  # the one sync: how many suppliers have a count
     k = keys.numel()
@@ -198,7 +272,13 @@ def run_query(tables, nation="SAUDI ARABIA"):
     if k:
         blocks = triton.cdiv(k, RANK_BLOCK)
         _q21_rank[(blocks, blocks)](
-            keys, numwait, supplier_row, supplier["s_name"], rank, k, WIDTH=supplier["s_name"].shape[1],
+            keys,
+            numwait,
+            supplier_row,
+            supplier["s_name"],
+            rank,
+            k,
+            WIDTH=supplier["s_name"].shape[1],
             BLOCK=RANK_BLOCK,
         )
         _q21_place[(triton.cdiv(k, BLOCK),)](

@@ -42,10 +42,21 @@ def _slot(c_phone, offs, inside, slot_of_code, PHONE: tl.constexpr):
 
 @triton.jit
 def _q22_orders_and_average(
-    o_custkey, has_orders, orders, customer_keys, c_phone, c_acctbal, customers, slot_of_code, partials,
-    ORDER_TILES: tl.constexpr, CUSTOMER_TILES: tl.constexpr, BLOCK: tl.constexpr, PHONE: tl.constexpr,
+    o_custkey,
+    has_orders,
+    orders,
+    customer_keys,
+    c_phone,
+    c_acctbal,
+    customers,
+    slot_of_code,
+    partials,
+    ORDER_TILES: tl.constexpr,
+    CUSTOMER_TILES: tl.constexpr,
+    BLOCK: tl.constexpr,
+    PHONE: tl.constexpr,
     CHECK: tl.constexpr,
-):  # fmt: skip
+):
     pid = tl.program_id(0)
     for tile in range(0, ORDER_TILES):
         offs = (pid + tile * tl.num_programs(0)) * BLOCK + tl.arange(0, BLOCK)
@@ -72,11 +83,22 @@ def _q22_orders_and_average(
 
 @triton.jit
 def _q22_customers(
-    c_custkey, c_phone, c_acctbal, customers, customer_keys, slot_of_code, has_orders, partials, programs,
+    c_custkey,
+    c_phone,
+    c_acctbal,
+    customers,
+    customer_keys,
+    slot_of_code,
+    has_orders,
+    partials,
+    programs,
     slot_partials,
-    TILES: tl.constexpr, BLOCK: tl.constexpr, PHONE: tl.constexpr, PBLOCK: tl.constexpr,
+    TILES: tl.constexpr,
+    BLOCK: tl.constexpr,
+    PHONE: tl.constexpr,
+    PBLOCK: tl.constexpr,
     SLOTS: tl.constexpr,
-):  # fmt: skip
+):
     pid = tl.program_id(0)
     p = tl.arange(0, PBLOCK)
     total = tl.sum(tl.load(partials + p * 2, mask=p < programs, other=0), axis=0)
@@ -104,13 +126,26 @@ def _q22_customers(
 
 
 @triton.jit
-def _q22_result(slot_partials, code_of_slot, programs, cntrycode, numcust, totacctbal, groups,
-                PBLOCK: tl.constexpr, SLOTS: tl.constexpr):  # fmt: skip
+def _q22_result(
+    slot_partials,
+    code_of_slot,
+    programs,
+    cntrycode,
+    numcust,
+    totacctbal,
+    groups,
+    PBLOCK: tl.constexpr,
+    SLOTS: tl.constexpr,
+):
     p = tl.arange(0, PBLOCK)
     s = tl.arange(0, SLOTS)
     live = p[:, None] < programs
-    counts = tl.sum(tl.load(slot_partials + (p[:, None] * 2) * SLOTS + s[None, :], mask=live, other=0), axis=0)
-    cents = tl.sum(tl.load(slot_partials + (p[:, None] * 2 + 1) * SLOTS + s[None, :], mask=live, other=0), axis=0)
+    counts = tl.sum(
+        tl.load(slot_partials + (p[:, None] * 2) * SLOTS + s[None, :], mask=live, other=0), axis=0
+    )
+    cents = tl.sum(
+        tl.load(slot_partials + (p[:, None] * 2 + 1) * SLOTS + s[None, :], mask=live, other=0), axis=0
+    )
     present = counts > 0
     # Slots are in code order: the non-empty ones, packed to the front, are the result in ORDER BY order.
     row = tl.cumsum(present.to(tl.int32), axis=0) - 1
@@ -147,27 +182,54 @@ def run_query(
     programs = max(1, min(most, triton.cdiv(max(n_orders, customers), BLOCK)))
     partials = torch.empty(programs * 2, dtype=torch.int64, device=device)
     _q22_orders_and_average[(programs,)](
-        orders["o_custkey"], has_orders, n_orders, customer_keys, c_phone, customer["c_acctbal"], customers,
-        slot_of_code, partials,
+        orders["o_custkey"],
+        has_orders,
+        n_orders,
+        customer_keys,
+        c_phone,
+        customer["c_acctbal"],
+        customers,
+        slot_of_code,
+        partials,
         ORDER_TILES=triton.cdiv(triton.cdiv(n_orders, BLOCK), programs),
         CUSTOMER_TILES=triton.cdiv(triton.cdiv(customers, BLOCK), programs),
-        BLOCK=BLOCK, PHONE=c_phone.shape[1], CHECK=CHECK,
-    )  # fmt: skip
+        BLOCK=BLOCK,
+        PHONE=c_phone.shape[1],
+        CHECK=CHECK,
+    )
     cprograms = max(1, min(most, triton.cdiv(customers, BLOCK)))
     slot_partials = torch.empty(cprograms * 2 * SLOTS, dtype=torch.int64, device=device)
     _q22_customers[(cprograms,)](
-        customer["c_custkey"], c_phone, customer["c_acctbal"], customers, customer_keys, slot_of_code,
-        has_orders, partials, programs, slot_partials,
-        TILES=triton.cdiv(triton.cdiv(customers, BLOCK), cprograms), BLOCK=BLOCK, PHONE=c_phone.shape[1],
-        PBLOCK=triton.next_power_of_2(programs), SLOTS=SLOTS,
-    )  # fmt: skip
+        customer["c_custkey"],
+        c_phone,
+        customer["c_acctbal"],
+        customers,
+        customer_keys,
+        slot_of_code,
+        has_orders,
+        partials,
+        programs,
+        slot_partials,
+        TILES=triton.cdiv(triton.cdiv(customers, BLOCK), cprograms),
+        BLOCK=BLOCK,
+        PHONE=c_phone.shape[1],
+        PBLOCK=triton.next_power_of_2(programs),
+        SLOTS=SLOTS,
+    )
     cntrycode = torch.empty(SLOTS, dtype=torch.int64, device=device)
     numcust = torch.empty(SLOTS, dtype=torch.int64, device=device)
     totacctbal = torch.empty(SLOTS, dtype=torch.float64, device=device)
     groups = torch.empty(1, dtype=torch.int32, device=device)
     _q22_result[(1,)](
-        slot_partials, code_of_slot, cprograms, cntrycode, numcust, totacctbal, groups,
-        PBLOCK=triton.next_power_of_2(cprograms), SLOTS=SLOTS,
-    )  # fmt: skip
+        slot_partials,
+        code_of_slot,
+        cprograms,
+        cntrycode,
+        numcust,
+        totacctbal,
+        groups,
+        PBLOCK=triton.next_power_of_2(cprograms),
+        SLOTS=SLOTS,
+    )
     rows = int(groups.item())  # the one sync: the result's size
     return {"cntrycode": cntrycode[:rows], "numcust": numcust[:rows], "totacctbal": totacctbal[:rows]}

@@ -103,6 +103,8 @@ class Options:
     ahead: str = "trials"
 
     def __post_init__(self) -> None:
+        if self.ahead not in ("trials", "tail"):
+            raise ValueError(f"ahead must be 'trials' or 'tail', not {self.ahead!r}")
         # Runners start in a temporary folder: a relative data path (var/data/sf10) would not resolve
         # there (seen on the H200: every runner failed to find its data).
         object.__setattr__(self, "sf_folder", Path(self.sf_folder).resolve())

@@ -83,6 +83,11 @@ def test_the_next_querys_runners_start_during_the_previous_query(
     assert {"start", "load", "tables", "batch"} <= set(waited["baseline"])
 
 
+def test_an_unknown_start_order_is_refused(sf001: Path) -> None:
+    with pytest.raises(ValueError, match="ahead must be"):
+        Options(sf_folder=sf001, ahead="later")
+
+
 def test_a_relative_data_path_reaches_the_runners(make_set, sf001: Path, monkeypatch) -> None:
     # Runners start in a temporary folder; the GPU script passed var/data/sf10 and every runner failed.
     monkeypatch.chdir(sf001.parent)

@@ -1,7 +1,17 @@
-"""Peak resident memory of DuckDB answering one TPC-H query the way the harness does (judge.py)."""
-import json, resource, sys, time
+"""Peak resident memory of DuckDB answering one TPC-H query the way the harness does (judge.py).
+
+    .venv/bin/python docs/results/2026-12-04-h200-s11/duckdb-memory/duckmem.py SF_FOLDER QUERY THREADS LIMIT
+
+LIMIT: a DuckDB memory_limit such as 384MB, or none. Prints one JSON line.
+"""
+
+import json
+import resource
+import sys
+import time
 from pathlib import Path
-sys.path.insert(0, "/work/main")
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[4]))  # the repository
 from evaluator.queries import QUERIES
 from evaluator.tpch.generate import connect
 from evaluator.tpch.reference import reference_answer
@@ -19,5 +29,15 @@ for params in sets:
     reference_answer(folder, query, {**query.defaults, **params}, con=con)
 wall = time.perf_counter() - started
 peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-print(json.dumps({"query": number, "limit": limit, "sets": len(sets), "wall_s": round(wall, 2),
-                  "peak_mb": peak // 1024, "before_mb": base // 1024}))
+print(
+    json.dumps(
+        {
+            "query": number,
+            "limit": limit,
+            "sets": len(sets),
+            "wall_s": round(wall, 2),
+            "peak_mb": peak // 1024,
+            "before_mb": base // 1024,
+        }
+    )
+)

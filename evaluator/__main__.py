@@ -48,6 +48,8 @@ def _prepare_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def _run_arguments(parser: argparse.ArgumentParser) -> None:
+    from evaluator.harness.judge import MEMORY_LIMIT
+
     parser.add_argument("kernel_set", type=Path, help="folder with manifest.json and qNN.py files")
     _data(parser)
     parser.add_argument(
@@ -81,6 +83,12 @@ def _run_arguments(parser: argparse.ArgumentParser) -> None:
         default="trials",
         help="when the next query's runners start: trials (default), or tail (after the timed calls; "
         "harness 0.6.1, kept for the A/B in docs/benchmarks.md)",
+    )
+    parser.add_argument(
+        "--duckdb-memory",
+        default=MEMORY_LIMIT,
+        help=f"DuckDB's memory limit for the expected answers (default {MEMORY_LIMIT}); 'default' leaves "
+        "DuckDB's own, 80%% of the host's memory",
     )
 
 
@@ -173,6 +181,7 @@ def _run(args: argparse.Namespace) -> int:
         seed=args.seed,
         baseline=args.baseline,
         ahead=args.ahead,
+        duckdb_memory=None if args.duckdb_memory == "default" else args.duckdb_memory,
     )
     with tqdm(desc=f"{args.kernel_set.name} SF{args.sf:g}", unit="query", file=sys.stderr) as bar:
         report = evaluate(job, backend=args.sandbox, progress=lambda p: _progress(bar, p))

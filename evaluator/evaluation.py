@@ -18,6 +18,7 @@ from typing import Any
 from evaluator.harness import baselines
 from evaluator.harness.core import Options, Progress
 from evaluator.harness.core import evaluate as evaluate_set
+from evaluator.harness.judge import MEMORY_LIMIT
 from evaluator.kernelset import kernel_set_from_dir
 from evaluator.queries import QUERIES
 from evaluator.timing import TimingPolicy
@@ -47,6 +48,7 @@ class Job:
     baselines: dict[int, dict[str, Any]] | None = None
     baseline: str = "recorded"  # or "eager", "compiled", "best" (probed per query: experiments only)
     ahead: str = "trials"  # when the next query's runners start (evaluator/harness/core.py, Options)
+    duckdb_memory: str | None = MEMORY_LIMIT  # DuckDB's, for the expected answers; None: its own default
 
 
 def evaluate(
@@ -84,6 +86,7 @@ def evaluate(
         check_sf_folders=tuple(prepare(job.data_dir, sf, progress=False) for sf in job.check_scale_factors),
         compile_cache=cache if cache.is_dir() else None,
         ahead=job.ahead,
+        duckdb_memory=job.duckdb_memory,
     )
     report = evaluate_set(kernel_set, kernel_dir, options, started, progress).to_dict()
     report["sandbox"] = started.describe()

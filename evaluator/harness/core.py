@@ -26,7 +26,7 @@ from evaluator.attribution import attribute, fallback_reason, own_kernels
 from evaluator.errors import EvaluatorError
 from evaluator.harness import admission, cores, fresh
 from evaluator.harness.baselines import compile_env
-from evaluator.harness.judge import Answers
+from evaluator.harness.judge import MEMORY_LIMIT, Answers, Database, answer_threads
 from evaluator.harness.launch import Launcher
 from evaluator.harness.remote import CallFailed, RunnerFailed
 from evaluator.harness.session import Runners, Sides, open_runners, run_session
@@ -101,6 +101,9 @@ class Options:
     # profiler's set-up done in their start; or "tail", once this query's timed calls are over (harness
     # 0.6.1), with neither. docs/benchmarks.md has the A/B of the two on the H200.
     ahead: str = "trials"
+    # DuckDB's memory limit for the expected answers (evaluator/harness/judge.py); None: DuckDB's own
+    # default, 80% of the host's memory.
+    duckdb_memory: str | None = MEMORY_LIMIT
 
     def __post_init__(self) -> None:
         if self.ahead not in ("trials", "tail"):
@@ -158,6 +161,11 @@ def _evaluate(
     numbers = [number for number in options.queries if number in run]
     following = dict(zip(numbers[:-1], numbers[1:], strict=True))  # the next query with a runner, per query
     ahead: dict[int, Prepared] = {}  # the next query, prepared and its runners started during this one
+    database = Database(
+        answer_threads(split.answers if split else None),
+        options.duckdb_memory,
+        cores=split.answers if split else None,
+    )
 
     def prepare(number: int, start_runners: bool, warm: bool = False) -> Prepared:
         nonlocal usual
@@ -169,7 +177,9 @@ def _evaluate(
             Path(kernel_dir).resolve() / f"{query.slug}.py" if number in kernel_set.kernels else None
         )
         query_options = replace(options, timing=replace(options.timing, host_usual_s=usual))
-        return _prepare(query, kernel_path, manifest, query_options, seed, launch, split, start_runners, warm)
+        return _prepare(
+            query, kernel_path, manifest, query_options, seed, launch, split, database, start_runners, warm
+        )
 
     def start_ahead(number: int) -> None:
         """Called during the previous query's session: `number`'s draws, answers and runners get going.
@@ -203,11 +213,13 @@ def _evaluate(
     finally:
         for prepared in ahead.values():  # the evaluation ended before their turn
             prepared.close()
+        database.close()
     if usual is not None:
         for result in results:
             mark_slow_host(result, usual, options.timing.host_slack)
     # DuckDB answers on this side: its version is the harness's to say.
-    hardware = {"device": options.device.split(":")[0]} | hardware | {"duckdb": version("duckdb")}
+    hardware = {"device": options.device.split(":")[0]} | hardware
+    hardware |= {"duckdb": version("duckdb"), "duckdb_memory_limit": options.duckdb_memory}
     if split:
         hardware = hardware | {"cores": split.describe()}
     if gpu:
@@ -272,6 +284,7 @@ def _prepare(
     seed: int,
     launch: Launcher,
     split: cores.Split | None,
+    database: Database,
     start_runners: bool = False,
     warm: bool = False,
 ) -> Prepared:
@@ -294,7 +307,15 @@ def _prepare(
     # The same parameter sets at every scale factor; DuckDB answers them while the runners start.
     folders = _folders(options, query if run_kernel else None)
     answers = (
-        Answers(query, folders, draw.params, draw.fresh, cores=split.answers if split else None, seed=seed)
+        Answers(
+            query,
+            folders,
+            draw.params,
+            database,
+            draw.fresh,
+            cores=split.answers if split else None,
+            seed=seed,
+        )
         if run_kernel
         else None
     )

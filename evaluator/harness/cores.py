@@ -11,8 +11,9 @@ and both runners are timed on that one (they are timed in turn and wait on their
 spinning between batches: evaluator/runner/commands.py). Linux sets the affinity per thread and a child
 inherits its parent thread's: the harness pins itself (`pinned`), so the runners start on its cores
 (start-up, imports and builds side by side), and each moves its thread to the runners' core when
-armed for its first timed batch; DuckDB's thread, which starts DuckDB's workers, goes to DuckDB's half
-(`Answers(cores=...)`). On a CPU evaluation the timings only show a kernel runs: no split.
+armed for its first timed batch; DuckDB's instance is opened on DuckDB's half, so its workers run
+there, and so does each query's answering thread (`Database(cores=...)`, `Answers(cores=...)`). On a
+CPU evaluation the timings only show a kernel runs: no split.
 """
 
 from __future__ import annotations

@@ -7,6 +7,9 @@ Used by evaluator/harness/session.py; never imports a kernel. Results arrive as 
 from __future__ import annotations
 
 import os
+import shutil
+import tempfile
+import threading
 from collections.abc import Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
@@ -15,12 +18,68 @@ from typing import Any
 import duckdb
 import numpy as np
 
+from evaluator.harness import cores as pinning
 from evaluator.harness.compare import compare
 from evaluator.harness.trials import Trials, choose_trials
 from evaluator.queries import Query
-from evaluator.tpch.generate import connect
 from evaluator.tpch.load import decode_strings
 from evaluator.tpch.reference import reference_answer
+
+# DuckDB's own default is 80% of the host's memory: at SF10 its buffer pool and hash tables took the
+# worker to 1.9 GB on the H200, and a process answering Q9 alone to 2.3 GB. Under 384 MB such a process
+# peaked at 610 MB, and some answers took 1.5x as long (docs/benchmarks.md, session 11).
+MEMORY_LIMIT = "384MB"
+
+
+class Database:
+    """One DuckDB instance for a whole evaluation, every scale factor's file attached to it read-only:
+    one buffer pool under one memory limit, whichever queries' answers run at once (the next query's
+    start during this one's trials: evaluator/harness/core.py). Each `Answers` reads through cursors of
+    its own. Opened on `cores` (evaluator/harness/cores.py): DuckDB's worker threads start with the
+    instance and keep the affinity of the thread that opened it. What does not fit spills to a
+    private folder, removed on `close`."""
+
+    def __init__(
+        self, threads: int, memory_limit: str | None = MEMORY_LIMIT, cores: frozenset[int] | None = None
+    ) -> None:
+        self._spill = tempfile.mkdtemp(prefix="dkb-duckdb-")
+        config: dict[str, Any] = {"threads": threads, "temp_directory": self._spill}
+        if memory_limit is not None:
+            config["memory_limit"] = memory_limit
+        with pinning.pinned(cores):
+            self._con = duckdb.connect(":memory:", config=config)
+        self._names: dict[Path, str] = {}
+        self._lock = threading.Lock()  # Answers' threads attach and take cursors side by side
+
+    def cursor(self, folder: Path) -> duckdb.DuckDBPyConnection:
+        """A connection of the caller's own to the folder's database (attached on first use)."""
+        folder = Path(folder).resolve()
+        with self._lock:
+            if folder not in self._names:
+                name = f"sf{len(self._names)}"
+                path = str(folder / "tpch.duckdb").replace("'", "''")
+                self._con.execute(f"ATTACH '{path}' AS {name} (READ_ONLY)")
+                self._names[folder] = name
+            cursor = self._con.cursor()
+        cursor.execute(f"USE {self._names[folder]}")
+        return cursor
+
+    def close(self) -> None:
+        with self._lock:
+            self._con.close()
+        shutil.rmtree(self._spill, ignore_errors=True)
+
+    def __enter__(self) -> Database:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def answer_threads(cores: frozenset[int] | None) -> int:
+    """Half the host's cores (on a GPU host its own half): the runner times its calls meanwhile, and a
+    saturated host delays its kernel launches."""
+    return len(cores) if cores else max(1, (os.cpu_count() or 2) // 2)
 
 
 class Answers:
@@ -38,12 +97,12 @@ class Answers:
         query: Query,
         folders: list[Path],
         candidates: list[dict[str, Any]],
+        database: Database,
         fresh: Sequence[dict[str, Any]] = (),
         cores: frozenset[int] | None = None,
         seed: int = 0,
     ) -> None:
-        # On `cores` (evaluator/harness/cores.py): the pool's thread opens the connections, so DuckDB's worker
-        # threads start there too.
+        # The pool's thread runs on `cores` (evaluator/harness/cores.py), beside DuckDB's workers.
         self._pool = (
             ThreadPoolExecutor(
                 max_workers=1,
@@ -54,7 +113,7 @@ class Answers:
             if cores
             else ThreadPoolExecutor(max_workers=1, thread_name_prefix="dkb-answers")
         )
-        self._threads = len(cores) if cores else max(1, (os.cpu_count() or 2) // 2)
+        self._database = database
         self._connections: dict[Path, duckdb.DuckDBPyConnection] = {}  # used by the pool's one thread
 
         def answer(phase: int, params: dict[str, Any]) -> dict[str, np.ndarray]:
@@ -69,14 +128,16 @@ class Answers:
         self._pool.submit(self._disconnect)
 
     def _answer(self, folder: Path, query: Query, params: dict[str, Any]) -> dict[str, np.ndarray]:
-        """One connection per scale factor for all the sets: its buffer pool stays warm. Half the host's
-        cores (on a GPU host its own half): the runner times its calls meanwhile, and a saturated host
-        delays its kernel launches."""
+        """One cursor per scale factor for all the sets."""
         if folder not in self._connections:
-            con = connect(Path(folder) / "tpch.duckdb", read_only=True)
-            con.execute(f"SET threads = {self._threads}")
-            self._connections[folder] = con
-        return reference_answer(folder, query, params, con=self._connections[folder])
+            self._connections[folder] = self._database.cursor(folder)
+        try:
+            return reference_answer(folder, query, params, con=self._connections[folder])
+        except duckdb.OutOfMemoryException:
+            # The limit bounds the worker, not what an answer may need: one that cannot be computed
+            # under it is computed on a connection of its own, with DuckDB's default limit, rather
+            # than failing the evaluation.
+            return reference_answer(folder, query, params)
 
     def _disconnect(self) -> None:
         for con in self._connections.values():

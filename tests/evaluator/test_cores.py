@@ -7,7 +7,7 @@ import os
 from pathlib import Path
 
 from evaluator.harness import cores
-from evaluator.harness.judge import Answers
+from evaluator.harness.judge import Answers, Database
 from evaluator.queries import QUERIES
 
 
@@ -39,12 +39,17 @@ def test_duckdbs_answers_run_on_their_own_cores(sf001: Path) -> None:
     before = os.sched_getaffinity(0)
     one = frozenset({max(before)})
     query = QUERIES[6]
-    answers = Answers(query, [sf001], query.parameter_sets(0, 1), cores=one)
-    try:
-        assert answers.get(0, 0)  # DuckDB answered, from the pinned thread
-        assert answers._pool.submit(os.sched_getaffinity, 0).result() == one
-    finally:
-        answers.close()
+    tasks = set(os.listdir("/proc/self/task"))
+    with Database(threads=2, cores=one) as database:
+        # DuckDB's worker threads, started with the instance, run there too.
+        workers = [int(t) for t in set(os.listdir("/proc/self/task")) - tasks]
+        assert workers and all(os.sched_getaffinity(t) == one for t in workers)
+        answers = Answers(query, [sf001], query.parameter_sets(0, 1), database, cores=one)
+        try:
+            assert answers.get(0, 0)  # DuckDB answered, from the pinned thread
+            assert answers._pool.submit(os.sched_getaffinity, 0).result() == one
+        finally:
+            answers.close()
     assert os.sched_getaffinity(0) == before  # this thread untouched
 
 

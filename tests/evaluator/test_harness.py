@@ -49,6 +49,7 @@ def test_the_example_sets_pass_with_timings(example: str, make_set: Callable[...
     assert result.stats["kernel"]["n"] >= 3
     assert report.pass_rate == 1.0 and report.hardware["device"] == "cpu"
     assert report.hardware["duckdb"] == version("duckdb")  # the trusted side's, which computed the answers
+    assert report.hardware["duckdb_memory_limit"] == "384MB"  # one instance's, for the whole evaluation
     assert report.baseline == "recorded" and result.stats["baseline_mode"] == "eager"
     assert report.timing["ranked"] is False and report.timing["reason"] == "correctness only: timed on a CPU"
     # Profiled on the CPU: no device time, so no share, no launch count and no label.

@@ -1,0 +1,73 @@
+"""DuckDB's expected answers through one instance per evaluation (evaluator/harness/judge.py)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import duckdb
+import numpy as np
+import pytest
+
+from evaluator.harness.judge import MEMORY_LIMIT, Answers, Database
+from evaluator.queries import QUERIES
+from evaluator.tpch.reference import reference_answer
+
+
+def _same(actual: dict[str, np.ndarray], expected: dict[str, np.ndarray]) -> bool:
+    return actual.keys() == expected.keys() and all(
+        np.array_equal(actual[k], expected[k], equal_nan=actual[k].dtype.kind == "f") for k in actual
+    )
+
+
+def test_each_scale_factor_answers_from_its_own_file(sf0005: Path, sf001: Path) -> None:
+    query = QUERIES[6]
+    sets = query.parameter_sets(2, seed=3)
+    with Database(threads=1) as database:
+        answers = Answers(query, [sf0005, sf001], sets, database)
+        try:
+            for phase, folder in enumerate([sf0005, sf001]):
+                for index, params in enumerate(sets):
+                    assert _same(answers.get(phase, index), reference_answer(folder, query, params))
+            # Two scale factors' revenues differ: a cursor on the wrong file would not go unseen.
+            assert answers.get(0, 0)["revenue"] != answers.get(1, 0)["revenue"]
+        finally:
+            answers.close()
+
+
+def test_two_queries_answers_at_once_share_the_instance_and_its_limit(sf001: Path) -> None:
+    """The next query's answers start during this one's trials (evaluator/harness/core.py)."""
+    with Database(threads=2) as database:
+        limit = database.cursor(sf001).execute("SELECT current_setting('memory_limit')").fetchone()[0]
+        assert MEMORY_LIMIT == "384MB" and limit == "366.2 MiB"  # DuckDB's MB is 10^6 bytes
+        running = {
+            number: Answers(QUERIES[number], [sf001], QUERIES[number].parameter_sets(1, 5), database)
+            for number in (9, 18)
+        }
+        try:
+            for number, answers in running.items():
+                for index, params in enumerate(QUERIES[number].parameter_sets(1, 5)):
+                    assert _same(answers.get(0, index), reference_answer(sf001, QUERIES[number], params))
+        finally:
+            for answers in running.values():
+                answers.close()
+
+
+def test_an_answer_that_does_not_fit_under_the_limit_is_computed_anyway(sf001: Path) -> None:
+    query = QUERIES[18]
+    database = Database(threads=1, memory_limit="8MB")
+    spill = Path(database._spill)
+    with pytest.raises(duckdb.OutOfMemoryException):
+        reference_answer(sf001, query, query.defaults, con=database.cursor(sf001))
+    answers = Answers(query, [sf001], [query.defaults], database)
+    try:
+        assert _same(answers.get(0, 0), reference_answer(sf001, query, query.defaults))
+    finally:
+        answers.close()
+        database.close()
+    assert not spill.exists()  # where DuckDB spills goes with the instance
+
+
+def test_no_limit_leaves_duckdbs_own(sf001: Path) -> None:
+    with Database(threads=1, memory_limit=None) as database:
+        limit = database.cursor(sf001).execute("SELECT current_setting('memory_limit')").fetchone()[0]
+    assert limit != "366.2 MiB"

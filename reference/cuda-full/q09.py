@@ -37,18 +37,15 @@ CPP = r"""
 #include <pybind11/pybind11.h>
 #include <cstdint>
 
-void q09_launch(int64_t p_partkey, int64_t p_name, int64_t s_suppkey, int64_t s_nationkey,
-    int64_t n_nationkey,
-                int64_t n_name, int64_t o_orderkey, int64_t o_orderdate, int64_t ps_partkey,
-                    int64_t ps_suppkey,
-                int64_t ps_supplycost, int64_t l_partkey, int64_t l_suppkey, int64_t l_orderkey,
-                int64_t l_extendedprice, int64_t l_discount, int64_t l_quantity, int64_t part_bits,
-                int64_t supp_name, int64_t order_year, int64_t cost, int64_t sums, int64_t out_nation,
-                int64_t out_year, int64_t out_sum, int64_t found, int64_t parts, int64_t width,
-                    int64_t suppliers,
-                int64_t nations, int64_t orders, int64_t supply, int64_t lines, uint64_t pattern0,
-                uint64_t pattern1, uint64_t pattern2, uint64_t pattern3, int64_t length, int64_t line_blocks,
-                int64_t stream);
+void q09_launch(
+    int64_t p_partkey, int64_t p_name, int64_t s_suppkey, int64_t s_nationkey, int64_t n_nationkey,
+    int64_t n_name, int64_t o_orderkey, int64_t o_orderdate, int64_t ps_partkey, int64_t ps_suppkey,
+    int64_t ps_supplycost, int64_t l_partkey, int64_t l_suppkey, int64_t l_orderkey, int64_t l_extendedprice,
+    int64_t l_discount, int64_t l_quantity, int64_t part_bits, int64_t supp_name, int64_t order_year,
+    int64_t cost, int64_t sums, int64_t out_nation, int64_t out_year, int64_t out_sum, int64_t found,
+    int64_t parts, int64_t width, int64_t suppliers, int64_t nations, int64_t orders, int64_t supply,
+    int64_t lines, uint64_t pattern0, uint64_t pattern1, uint64_t pattern2, uint64_t pattern3, int64_t length,
+    int64_t line_blocks, int64_t stream);
 
 PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) { m.def("q09", &q09_launch); }
 """
@@ -69,10 +66,9 @@ struct Pattern {
   int length;
 };
 
-__global__ void __launch_bounds__(ROWS) q09_parts(const int64_t* __restrict__ p_partkey,
-                                                  const uint8_t* __restrict__ p_name,
-                                                      uint32_t* __restrict__ bits,
-                                                  int64_t parts, int width, Pattern pattern) {
+__global__ void __launch_bounds__(ROWS) q09_parts(
+    const int64_t* __restrict__ p_partkey, const uint8_t* __restrict__ p_name, uint32_t* __restrict__ bits,
+    int64_t parts, int width, Pattern pattern) {
   extern __shared__ uint4 tile[];
   __shared__ uint32_t masks[256];
   for (int b = threadIdx.x; b < 256; b += ROWS) masks[b] = 0;
@@ -115,8 +111,7 @@ __global__ void __launch_bounds__(ROWS) q09_parts(const int64_t* __restrict__ p_
 __global__ void __launch_bounds__(THREADS) q09_suppliers(
     const int64_t* __restrict__ s_suppkey, const int64_t* __restrict__ s_nationkey,
     const int64_t* __restrict__ n_nationkey, const int32_t* __restrict__ n_name,
-        int32_t* __restrict__ supp_name,
-    int64_t suppliers, int64_t nations) {
+    int32_t* __restrict__ supp_name, int64_t suppliers, int64_t nations) {
   const int64_t i = (int64_t)blockIdx.x * THREADS + threadIdx.x;
   if (i >= suppliers) return;
   const int64_t nation = s_nationkey[i];
@@ -137,10 +132,9 @@ __device__ __forceinline__ int year_of(int32_t days) {
   return yoe + era * 400 + (mp >= 10);
 }
 
-__global__ void __launch_bounds__(THREADS) q09_orders(const int64_t* __restrict__ o_orderkey,
-                                                      const int32_t* __restrict__ o_orderdate,
-                                                      int16_t* __restrict__ order_year,
-                                                      unsigned long long* __restrict__ sums, int64_t orders) {
+__global__ void __launch_bounds__(THREADS) q09_orders(
+    const int64_t* __restrict__ o_orderkey, const int32_t* __restrict__ o_orderdate,
+    int16_t* __restrict__ order_year, unsigned long long* __restrict__ sums, int64_t orders) {
   const int64_t i = (int64_t)blockIdx.x * THREADS + threadIdx.x;
   if (i < 2 * GROUPS) sums[i] = 0;  // the group sums, then the groups' row counts
   if (i < orders) order_year[__ldg(o_orderkey + i)] = (int16_t)year_of(__ldg(o_orderdate + i));
@@ -176,8 +170,8 @@ __global__ void __launch_bounds__(THREADS) q09_supply(
 __global__ void __launch_bounds__(THREADS) q09_lines(
     const int64_t* __restrict__ l_partkey, const int64_t* __restrict__ l_suppkey,
     const int64_t* __restrict__ l_orderkey, const double* __restrict__ price,
-        const double* __restrict__ discount,
-    const double* __restrict__ quantity, const uint32_t* __restrict__ bits, const int64_t* __restrict__ cost,
+    const double* __restrict__ discount, const double* __restrict__ quantity,
+    const uint32_t* __restrict__ bits, const int64_t* __restrict__ cost,
     const int32_t* __restrict__ supp_name, const int16_t* __restrict__ order_year,
     unsigned long long* __restrict__ sums, int64_t n, int64_t parts, int64_t suppliers) {
   __shared__ unsigned long long acc[GROUPS];
@@ -211,9 +205,9 @@ __global__ void __launch_bounds__(THREADS) q09_lines(
 }
 
 // One block: the groups with rows, in id order (nation, o_year DESC), and their number.
-__global__ void q09_final(const unsigned long long* __restrict__ sums, int64_t* __restrict__ out_nation,
-                          int64_t* __restrict__ out_year, double* __restrict__ out_sum,
-                          int64_t* __restrict__ found) {
+__global__ void q09_final(
+    const unsigned long long* __restrict__ sums, int64_t* __restrict__ out_nation,
+    int64_t* __restrict__ out_year, double* __restrict__ out_sum, int64_t* __restrict__ found) {
   int k = 0;
   for (int g = 0; g < GROUPS; ++g) {
     if (sums[GROUPS + g] == 0) continue;
@@ -225,18 +219,15 @@ __global__ void q09_final(const unsigned long long* __restrict__ sums, int64_t* 
   *found = k;
 }
 
-void q09_launch(int64_t p_partkey, int64_t p_name, int64_t s_suppkey, int64_t s_nationkey,
-    int64_t n_nationkey,
-                int64_t n_name, int64_t o_orderkey, int64_t o_orderdate, int64_t ps_partkey,
-                    int64_t ps_suppkey,
-                int64_t ps_supplycost, int64_t l_partkey, int64_t l_suppkey, int64_t l_orderkey,
-                int64_t l_extendedprice, int64_t l_discount, int64_t l_quantity, int64_t part_bits,
-                int64_t supp_name, int64_t order_year, int64_t cost, int64_t sums, int64_t out_nation,
-                int64_t out_year, int64_t out_sum, int64_t found, int64_t parts, int64_t width,
-                    int64_t suppliers,
-                int64_t nations, int64_t orders, int64_t supply, int64_t lines, uint64_t pattern0,
-                uint64_t pattern1, uint64_t pattern2, uint64_t pattern3, int64_t length, int64_t line_blocks,
-                int64_t stream) {
+void q09_launch(
+    int64_t p_partkey, int64_t p_name, int64_t s_suppkey, int64_t s_nationkey, int64_t n_nationkey,
+    int64_t n_name, int64_t o_orderkey, int64_t o_orderdate, int64_t ps_partkey, int64_t ps_suppkey,
+    int64_t ps_supplycost, int64_t l_partkey, int64_t l_suppkey, int64_t l_orderkey, int64_t l_extendedprice,
+    int64_t l_discount, int64_t l_quantity, int64_t part_bits, int64_t supp_name, int64_t order_year,
+    int64_t cost, int64_t sums, int64_t out_nation, int64_t out_year, int64_t out_sum, int64_t found,
+    int64_t parts, int64_t width, int64_t suppliers, int64_t nations, int64_t orders, int64_t supply,
+    int64_t lines, uint64_t pattern0, uint64_t pattern1, uint64_t pattern2, uint64_t pattern3, int64_t length,
+    int64_t line_blocks, int64_t stream) {
   cudaStream_t s = reinterpret_cast<cudaStream_t>(stream);
   auto* bits = reinterpret_cast<uint32_t*>(part_bits);
   auto* names = reinterpret_cast<int32_t*>(supp_name);
@@ -256,8 +247,7 @@ void q09_launch(int64_t p_partkey, int64_t p_name, int64_t s_suppkey, int64_t s_
   const int64_t order_threads = orders > 2 * GROUPS ? orders : 2 * GROUPS;
   q09_orders<<<(unsigned)((order_threads + THREADS - 1) / THREADS), THREADS, 0, s>>>(
       reinterpret_cast<const int64_t*>(o_orderkey), reinterpret_cast<const int32_t*>(o_orderdate), years,
-          totals,
-      orders);
+      totals, orders);
   if (supply > 0 && suppliers > 0)
     q09_supply<<<(unsigned)((supply + THREADS - 1) / THREADS), THREADS, 0, s>>>(
         reinterpret_cast<const int64_t*>(ps_partkey), reinterpret_cast<const int64_t*>(ps_suppkey),
@@ -268,9 +258,9 @@ void q09_launch(int64_t p_partkey, int64_t p_name, int64_t s_suppkey, int64_t s_
         reinterpret_cast<const int64_t*>(l_orderkey), reinterpret_cast<const double*>(l_extendedprice),
         reinterpret_cast<const double*>(l_discount), reinterpret_cast<const double*>(l_quantity), bits, costs,
         names, years, totals, lines, parts, suppliers);
-  q09_final<<<1, 1, 0, s>>>(totals, reinterpret_cast<int64_t*>(out_nation),
-      reinterpret_cast<int64_t*>(out_year),
-                            reinterpret_cast<double*>(out_sum), reinterpret_cast<int64_t*>(found));
+  q09_final<<<1, 1, 0, s>>>(
+      totals, reinterpret_cast<int64_t*>(out_nation), reinterpret_cast<int64_t*>(out_year),
+      reinterpret_cast<double*>(out_sum), reinterpret_cast<int64_t*>(found));
 }
 """
 

@@ -21,8 +21,9 @@ order's); NOT EXISTS l3 is "no late-flag" (l1 is late itself).
 2. `q21_lines`: the pass; candidate l1 rows (late, 'F', supplier of :nation, ~1% of lineitem) go to the
    block's own slab of a buffer (a shared-memory counter: no global one).
 3. `q21_wait`: once every order's flags are final, each candidate that waited adds 1 to its supplier.
-4. `q21_list`: suppliers with a count appended to a list; `q21_rank`: each one's rank by numwait DESC,
-   s_name (bytes), key, among all listed, and the first 100 written at their ranks.
+4. `q21_list`: suppliers with a count appended to a list, each with its ORDER BY key packed into 4
+   words (numwait DESC, then s_name's bytes big-endian); `q21_rank`: each one's rank against all the
+   listed in shared-memory tiles, and the first 100 written at their ranks.
 Six launches, no PyTorch kernel; one sync reads how many suppliers have a count.
 """
 
@@ -31,6 +32,7 @@ from torch.utils.cpp_extension import load_inline
 
 LIMIT = 100
 THREADS = 256
+NAME_WORDS = 4  # the ORDER BY key of a supplier: numwait and up to 28 s_name bytes in 4 words
 
 CPP = r"""
 #include <pybind11/pybind11.h>
@@ -40,10 +42,10 @@ void q21_launch(
     int64_t s_suppkey, int64_t s_nationkey, int64_t s_name, int64_t n_nationkey, int64_t n_name,
     int64_t o_orderkey, int64_t o_orderstatus, int64_t l_orderkey, int64_t l_suppkey, int64_t l_commitdate,
     int64_t l_receiptdate, int64_t supplier_ok, int64_t supplier_row, int64_t numwait, int64_t words,
-    int64_t flags, int64_t cand_key, int64_t cand_supp, int64_t cand_count, int64_t listed, int64_t out_row,
-    int64_t out_wait, int64_t suppliers, int64_t name_width, int64_t nations, int64_t orders,
-    int64_t order_keys, int64_t lines, int64_t nation, int64_t status, int64_t line_blocks, int64_t slab,
-    int64_t stream);
+    int64_t flags, int64_t cand_key, int64_t cand_supp, int64_t cand_count, int64_t listed, int64_t list_row,
+    int64_t list_wait, int64_t list_words, int64_t out_row, int64_t out_wait, int64_t suppliers,
+    int64_t name_width, int64_t nations, int64_t orders, int64_t order_keys, int64_t lines, int64_t nation,
+    int64_t status, int64_t line_blocks, int64_t slab, int64_t stream);
 
 PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) { m.def("q21", &q21_launch); }
 """
@@ -58,6 +60,7 @@ namespace cg = cooperative_groups;
 constexpr int THREADS = 256;
 constexpr int LIMIT = 100;
 constexpr int32_t NOT_F = -2;
+constexpr int NAME_WORDS = 4;
 
 __global__ void __launch_bounds__(THREADS) q21_suppliers(
     const int64_t* __restrict__ s_suppkey, const int64_t* __restrict__ s_nationkey,
@@ -139,45 +142,76 @@ __global__ void __launch_bounds__(THREADS) q21_wait(
   }
 }
 
+// Suppliers with a count appended, each with its ORDER BY key as 4 words that compare in order: numwait
+// DESC (2^32 - 1 - numwait in the high half of word 0), then s_name's bytes big-endian (4 in word 0, 8 in
+// each of words 1-3: s_name has 25), then the row (equal names never occur in TPC-H).
 __global__ void __launch_bounds__(THREADS) q21_list(
-    const int32_t* __restrict__ numwait, int32_t* __restrict__ list, int* __restrict__ listed,
-    int64_t suppliers) {
+    const int32_t* __restrict__ numwait, const int32_t* __restrict__ supplier_row,
+    const uint8_t* __restrict__ s_name, int* __restrict__ listed, int64_t* __restrict__ list_row,
+    int64_t* __restrict__ list_wait, unsigned long long* __restrict__ list_words, int64_t suppliers,
+    int width) {
   const int64_t key = (int64_t)blockIdx.x * THREADS + threadIdx.x;
   if (key > suppliers || numwait[key] == 0) return;
   cg::coalesced_group group = cg::coalesced_threads();
-  int base = 0;
-  if (group.thread_rank() == 0) base = atomicAdd(listed, (int)group.size());
-  base = group.shfl(base, 0);
-  list[base + group.thread_rank()] = (int32_t)key;
-}
-
-// Supplier a before supplier b: numwait DESC, s_name, then the key (equal names: never in TPC-H).
-__device__ __forceinline__ bool before(
-    int32_t wa, int32_t wb, const uint8_t* na, const uint8_t* nb, int width, int32_t ka, int32_t kb) {
-  if (wa != wb) return wa > wb;
-  for (int c = 0; c < width; ++c)
-    if (na[c] != nb[c]) return na[c] < nb[c];
-  return ka < kb;
-}
-
-__global__ void __launch_bounds__(THREADS) q21_rank(
-    const int32_t* __restrict__ list, const int* __restrict__ listed, const int32_t* __restrict__ numwait,
-    const int32_t* __restrict__ supplier_row, const uint8_t* __restrict__ s_name,
-    int64_t* __restrict__ out_row, int64_t* __restrict__ out_wait, int width) {
-  const int k = *listed;
-  const int i = blockIdx.x * THREADS + threadIdx.x;
-  if (i >= k) return;
-  const int32_t key = list[i], wait = numwait[key], row = supplier_row[key];
+  int at = 0;
+  if (group.thread_rank() == 0) at = atomicAdd(listed, (int)group.size());
+  at = group.shfl(at, 0) + group.thread_rank();
+  const int32_t wait = numwait[key], row = supplier_row[key];
   const uint8_t* name = s_name + (int64_t)row * width;
-  int rank = 0;
-  for (int j = 0; j < k && rank < LIMIT; ++j) {
-    const int32_t other = list[j], other_wait = numwait[other];
-    if (other_wait < wait) continue;
-    rank += before(other_wait, wait, s_name + (int64_t)supplier_row[other] * width, name, width, other, key);
+  list_row[at] = row;
+  list_wait[at] = wait;
+  unsigned long long word = 0xffffffffull - (unsigned long long)wait;
+  int w = 0;
+#pragma unroll
+  for (int c = 0; c < 28; ++c) {
+    word = (word << 8) | (c < width ? name[c] : 0);
+    if (c == 3 || c == 11 || c == 19 || c == 27) list_words[(int64_t)at * NAME_WORDS + w++] = word, word = 0;
   }
-  if (rank < LIMIT) {
+}
+
+// Entry a before entry b: the words in order, then the row.
+__device__ __forceinline__ bool before(const unsigned long long* a, int64_t ra, const unsigned long long* b,
+                                       int64_t rb) {
+#pragma unroll
+  for (int w = 0; w < NAME_WORDS; ++w)
+    if (a[w] != b[w]) return a[w] < b[w];
+  return ra < rb;
+}
+
+// Each listed supplier's rank against all the others (shared-memory tiles); the first 100 placed.
+__global__ void __launch_bounds__(THREADS) q21_rank(
+    const int* __restrict__ listed, const int64_t* __restrict__ list_row,
+    const int64_t* __restrict__ list_wait, const unsigned long long* __restrict__ list_words,
+    int64_t* __restrict__ out_row, int64_t* __restrict__ out_wait) {
+  __shared__ unsigned long long words[THREADS * NAME_WORDS];
+  __shared__ int64_t rows[THREADS];
+  const int m = *listed;
+  const int i = blockIdx.x * THREADS + threadIdx.x;
+  if ((int)(blockIdx.x * THREADS) >= m) return;  // the whole block is past the list
+  unsigned long long mine[NAME_WORDS] = {0, 0, 0, 0};
+  int64_t row = 0;
+  if (i < m) {
+    row = list_row[i];
+#pragma unroll
+    for (int w = 0; w < NAME_WORDS; ++w) mine[w] = list_words[(int64_t)i * NAME_WORDS + w];
+  }
+  int rank = 0;
+  for (int tile = 0; tile < m; tile += THREADS) {
+    __syncthreads();
+    const int j = tile + threadIdx.x;
+    if (j < m) {
+      rows[threadIdx.x] = list_row[j];
+#pragma unroll
+      for (int w = 0; w < NAME_WORDS; ++w)
+        words[threadIdx.x * NAME_WORDS + w] = list_words[(int64_t)j * NAME_WORDS + w];
+    }
+    __syncthreads();
+    const int count = min(THREADS, m - tile);
+    for (int k = 0; k < count; ++k) rank += before(words + k * NAME_WORDS, rows[k], mine, row);
+  }
+  if (i < m && rank < LIMIT) {
     out_row[rank] = row;
-    out_wait[rank] = wait;
+    out_wait[rank] = list_wait[i];
   }
 }
 
@@ -185,10 +219,10 @@ void q21_launch(
     int64_t s_suppkey, int64_t s_nationkey, int64_t s_name, int64_t n_nationkey, int64_t n_name,
     int64_t o_orderkey, int64_t o_orderstatus, int64_t l_orderkey, int64_t l_suppkey, int64_t l_commitdate,
     int64_t l_receiptdate, int64_t supplier_ok, int64_t supplier_row, int64_t numwait, int64_t words,
-    int64_t flags, int64_t cand_key, int64_t cand_supp, int64_t cand_count, int64_t listed, int64_t out_row,
-    int64_t out_wait, int64_t suppliers, int64_t name_width, int64_t nations, int64_t orders,
-    int64_t order_keys, int64_t lines, int64_t nation, int64_t status, int64_t line_blocks, int64_t slab,
-    int64_t stream) {
+    int64_t flags, int64_t cand_key, int64_t cand_supp, int64_t cand_count, int64_t listed, int64_t list_row,
+    int64_t list_wait, int64_t list_words, int64_t out_row, int64_t out_wait, int64_t suppliers,
+    int64_t name_width, int64_t nations, int64_t orders, int64_t order_keys, int64_t lines, int64_t nation,
+    int64_t status, int64_t line_blocks, int64_t slab, int64_t stream) {
   cudaStream_t s = reinterpret_cast<cudaStream_t>(stream);
   auto* ok = reinterpret_cast<int8_t*>(supplier_ok);
   auto* rows = reinterpret_cast<int32_t*>(supplier_row);
@@ -197,7 +231,6 @@ void q21_launch(
   auto* ckey = reinterpret_cast<int64_t*>(cand_key);
   auto* csupp = reinterpret_cast<int32_t*>(cand_supp);
   auto* ccount = reinterpret_cast<int*>(cand_count);
-  // The list of suppliers with a count reuses the candidates' supplier buffer (it is read before).
   q21_suppliers<<<(unsigned)((suppliers + THREADS) / THREADS), THREADS, 0, s>>>(
       reinterpret_cast<const int64_t*>(s_suppkey), reinterpret_cast<const int64_t*>(s_nationkey),
       reinterpret_cast<const int64_t*>(n_nationkey), reinterpret_cast<const int32_t*>(n_name), ok, rows,
@@ -216,10 +249,14 @@ void q21_launch(
         ckey, csupp, ccount, reinterpret_cast<int8_t*>(flags), waits, slab);
   }
   const unsigned key_blocks = (unsigned)((suppliers + THREADS) / THREADS);
-  q21_list<<<key_blocks, THREADS, 0, s>>>(waits, csupp, nlisted, suppliers);
+  q21_list<<<key_blocks, THREADS, 0, s>>>(
+      waits, rows, reinterpret_cast<const uint8_t*>(s_name), nlisted, reinterpret_cast<int64_t*>(list_row),
+      reinterpret_cast<int64_t*>(list_wait), reinterpret_cast<unsigned long long*>(list_words), suppliers,
+      (int)name_width);
   q21_rank<<<key_blocks, THREADS, 0, s>>>(
-      csupp, nlisted, waits, rows, reinterpret_cast<const uint8_t*>(s_name),
-      reinterpret_cast<int64_t*>(out_row), reinterpret_cast<int64_t*>(out_wait), (int)name_width);
+      nlisted, reinterpret_cast<const int64_t*>(list_row), reinterpret_cast<const int64_t*>(list_wait),
+      reinterpret_cast<const unsigned long long*>(list_words), reinterpret_cast<int64_t*>(out_row),
+      reinterpret_cast<int64_t*>(out_wait));
 }
 """
 
@@ -263,6 +300,8 @@ def run_query(tables, nation: str = "SAUDI ARABIA"):
         (torch.int64, torch.int64, torch.uint8, torch.int64, torch.int32, torch.int64, torch.int32)
         + (torch.int64, torch.int64, torch.int32, torch.int32)
     )
+    if supplier["s_name"].shape[1] > 28:
+        raise ValueError("Q21 kernel orders s_name of up to 28 bytes")
     device = columns[0].device
     suppliers, orders_n, lines = supplier.rows, orders.rows, lineitem.rows
     sms = torch.cuda.get_device_properties(device).multi_processor_count
@@ -282,9 +321,12 @@ def run_query(tables, nation: str = "SAUDI ARABIA"):
     words = empty(2 * order_keys, torch.int32)
     flags = empty(2 * order_keys, torch.int8)
     cand_key = empty(line_blocks * slab, torch.int64)
-    cand_supp = empty(max(line_blocks * slab, suppliers + 1), torch.int32)
+    cand_supp = empty(line_blocks * slab, torch.int32)
     cand_count = empty(line_blocks, torch.int32)
     listed = empty(1, torch.int32)
+    list_row = empty(suppliers + 1, torch.int64)
+    list_wait = empty(suppliers + 1, torch.int64)
+    list_words = empty((suppliers + 1) * NAME_WORDS, torch.int64)
     out_row = empty(LIMIT, torch.int64)
     out_wait = empty(LIMIT, torch.int64)
     _EXT.q21(
@@ -298,6 +340,9 @@ def run_query(tables, nation: str = "SAUDI ARABIA"):
         cand_supp.data_ptr(),
         cand_count.data_ptr(),
         listed.data_ptr(),
+        list_row.data_ptr(),
+        list_wait.data_ptr(),
+        list_words.data_ptr(),
         out_row.data_ptr(),
         out_wait.data_ptr(),
         suppliers,

@@ -8,9 +8,10 @@ import json
 import platform
 import subprocess
 import sys
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import torch
+if TYPE_CHECKING:  # torch is the runners' (and trusted measuring processes'): the harness never imports it
+    import torch
 
 # The datasheet table lives in a torch-free module (the web process reads it); re-exported here.
 from evaluator.gpus import GPUS as GPUS
@@ -18,6 +19,8 @@ from evaluator.gpus import peak_bandwidth_gbs
 
 
 def describe(device: torch.device) -> dict[str, Any]:
+    import torch
+
     info: dict[str, Any] = {
         "device": device.type,
         "torch": torch.__version__,
@@ -83,6 +86,8 @@ COPY_REPS = 20
 def copy_bandwidth_gbs(device: torch.device) -> float:
     """Device-to-device copy bandwidth, GB/s (bytes read + bytes written per second): the measured
     figure the protocol publishes beside the datasheet peak. Median of COPY_REPS copies."""
+    import torch
+
     source = torch.ones(COPY_BYTES, dtype=torch.uint8, device=device)
     target = torch.empty_like(source)
     for _ in range(3):
@@ -136,6 +141,8 @@ def _triton_version() -> str | None:
 
 
 if __name__ == "__main__":
+    import torch
+
     if sys.argv[1:2] != ["copy-bandwidth"] or len(sys.argv) != 3:
         sys.exit("usage: python -m evaluator.hardware copy-bandwidth DEVICE")
     print(json.dumps({"copy_gbs": copy_bandwidth_gbs(torch.device(sys.argv[2]))}))

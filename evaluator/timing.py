@@ -13,10 +13,12 @@ import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
 from functools import partial
-
-import torch
+from typing import TYPE_CHECKING
 
 from evaluator.report import TimingStats
+
+if TYPE_CHECKING:  # the harness times over a channel and never imports torch (its worker's memory)
+    import torch
 
 L2_FLUSH_BYTES = 256 * 1024 * 1024  # >= 2x the H100/H200 L2 (50/60 MB)
 HOST_PROBE_STEPS = 1000  # about 25 µs of pure Python on the H200 host's CPU at its usual speed
@@ -77,7 +79,6 @@ class TimingPolicy:
 
 
 _now = time.perf_counter
-_synchronize = torch.cuda.synchronize
 BASELINE = "baseline"  # the candidate whose median sets the per-call limit
 
 
@@ -87,7 +88,9 @@ class CallLimitExceeded(Exception):
 
 def _sync(device: torch.device) -> None:
     if device.type == "cuda":
-        _synchronize(device)
+        import torch  # a look-up in sys.modules (the caller holds tensors on the device)
+
+        torch.cuda.synchronize(device)
 
 
 def time_interleaved(
@@ -115,6 +118,8 @@ def time_rotated(
     call by itself: sync -> call -> sync on the host clock, L2 flushed before. Each call gets the rep's
     index to pick its inputs. Kernels are never timed here: the harness times them from outside their
     process (evaluator/harness/session.py), through `time_rounds` as well."""
+    import torch
+
     flush = (
         torch.empty(L2_FLUSH_BYTES // 4, dtype=torch.int32, device=device) if device.type == "cuda" else None
     )

@@ -27,10 +27,12 @@ import sys
 import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
+from importlib.metadata import version
 from pathlib import Path
 from typing import Any
 
 from evaluator import HARNESS_VERSION
+from evaluator.hardware import gpu_state
 from evaluator.queries import QUERIES, Query
 
 RULE = "the mode with the lower median; compiled where eager is within 2% of it"
@@ -46,17 +48,14 @@ def hardware_name(device: str) -> str:
     context of its own), "cuda" without nvidia-smi, or "cpu"."""
     if not device.startswith("cuda"):
         return "cpu"
-    from evaluator.hardware import gpu_state  # here: it imports torch, which the web process avoids
-
     state = gpu_state(device)
     return state["name"] if state else "cuda"
 
 
 def key(device: str) -> dict[str, str]:
-    """What a record must share with an evaluation for its choice to hold there."""
-    import torch
-
-    return {"hardware": hardware_name(device), "harness": HARNESS_VERSION, "torch": torch.__version__}
+    """What a record must share with an evaluation for its choice to hold there. torch's version from
+    its package's metadata: the harness does not import torch."""
+    return {"hardware": hardware_name(device), "harness": HARNESS_VERSION, "torch": version("torch")}
 
 
 def record_path(data_dir: Path, device: str) -> Path:

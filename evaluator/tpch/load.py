@@ -5,12 +5,15 @@ from __future__ import annotations
 import json
 from collections.abc import Iterable, Mapping
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
-import torch
 
 from evaluator.errors import EvaluatorError
 from evaluator.tpch.generate import FORMAT_VERSION
+
+if TYPE_CHECKING:  # the tables are the runners': the harness reads the cache's metadata only
+    import torch
 
 
 class Table(dict):
@@ -48,6 +51,8 @@ class Tables(dict):
         """A copy with every column but the keys rolled down, each by its own share of its table's rows
         (`fraction`, then steps of the golden ratio): the same shapes and values, but rows torn apart, so
         other answers (evaluator/harness/fresh.py). One shift for all would only reorder whole rows."""
+
+        import torch
 
         def roll(values: torch.Tensor, rows: int, step: int) -> torch.Tensor:
             share = (fraction + step * 0.6180339887) % 1.0
@@ -99,6 +104,8 @@ def load_tables(
     sf_folder: Path, columns: Mapping[str, Iterable[str]], device: str | torch.device = "cpu"
 ) -> Tables:
     """Load only the named columns of the named tables onto `device`."""
+    import torch
+
     meta = read_meta(sf_folder)
     tables = Tables()
     for table, names in columns.items():

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -78,3 +80,27 @@ def test_the_command_line_and_the_sandbox_alias_take_the_same_way_in(tpch_data: 
     for report in (direct, sandboxed):
         assert report["schema_version"] == 3 and report["manifest"]["seed"] == 3
         assert [q["status"] for q in report["queries"] if q["query"] == 6] == [Status.PASSED]
+
+
+def test_the_trusted_side_evaluates_without_importing_torch(tpch_data: Path) -> None:
+    """Only the runners import torch: the worker's memory holds the harness and DuckDB (issue 14), not
+    torch's libraries (about 0.3 GB resident, more with CUDA's)."""
+    script = f"""
+import sys
+import subprocess
+import sys
+from pathlib import Path
+from evaluator import evaluation
+job = evaluation.Job(kernel_dir=Path({str(EXAMPLES / "triton-q06-full")!r}),
+                     data_dir=Path({str(tpch_data)!r}), scale_factor=0.01, trials=2,
+                     max_time_per_query_s=0.3, seed=3, queries=(6,))
+report = evaluation.evaluate(job, backend="process")
+assert report["queries"][0]["status"] == "passed", report["queries"][0]["reason"]
+print(sorted(name for name in sys.modules if name == "torch" or name.startswith("torch.")))
+"""
+    root = Path(__file__).resolve().parents[2]
+    done = subprocess.run(
+        [sys.executable, "-c", script], cwd=root, capture_output=True, text=True, timeout=300, check=False
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.strip().splitlines()[-1] == "[]"

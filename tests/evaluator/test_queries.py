@@ -55,3 +55,9 @@ def test_boundary_sets_move_one_parameter_to_an_end_and_skip_the_defaults() -> N
     assert moved == [{"quantity1": 10}, {"quantity2": 20}, {"quantity3": 30}]
     q16 = QUERIES[16].boundary_sets()
     assert [p["size1"] for p in q16] == [1, 50]
+
+
+@pytest.mark.parametrize("number", sorted(QUERIES))
+def test_the_columns_read_from_a_plans_source_are_the_ones_it_declares(number: int) -> None:
+    query = QUERIES[number]
+    assert query.columns() == query.plan().COLUMNS

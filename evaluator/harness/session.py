@@ -68,6 +68,7 @@ class Sides:
     rolls: list[tuple[float, float]] = field(default_factory=list)  # per fresh set: two new contents
     build_env: Callable[[Path, bool], dict[str, str]] = lambda folder, baseline: {}
     runner_cores: frozenset[int] | None = None  # both runners are timed on these (evaluator/harness/cores.py)
+    roll_pool: bool = False  # new table content from a memory pool of its own (runner `roll`; Options)
 
 
 @dataclass
@@ -544,14 +545,14 @@ def _fresh(
             side = facts[name]
             try:
                 try:
-                    remote.ask({"op": "roll", "roll": first_roll}, limit)
+                    remote.ask({"op": "roll", "roll": first_roll, "pool": sides.roll_pool}, limit)
                     remote.ask({"op": "rolled", "params": params}, limit)
                 except CallFailed as exc:
                     # Rolled tables are not valid TPC-H data (a line may ship before its order is placed):
                     # a kernel may fail there and be right on real data. Noted, not judged.
                     side.setdefault("rolled_errors", []).append(exc.error)
                 try:
-                    remote.ask({"op": "roll", "roll": second_roll}, limit)
+                    remote.ask({"op": "roll", "roll": second_roll, "pool": sides.roll_pool}, limit)
                     seconds, _, _ = remote.timed({"op": "rolled", "params": params}, limit)
                     side["first_ms"].append(seconds * 1e3)
                 except CallFailed as exc:

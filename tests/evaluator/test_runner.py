@@ -24,3 +24,25 @@ def test_start_imports_what_the_first_compile_needs_only_when_asked(extra: dict,
     )
     assert done.returncode == 0, done.stderr[-2000:]
     assert json.loads(done.stdout.strip().splitlines()[-1]) == {"device": "cpu", "dynamo": dynamo}
+
+
+def test_a_roll_from_a_pool_of_its_own_gives_the_same_content_and_on_a_cpu_needs_none(sf001) -> None:
+    """`roll` with "pool" (an experiment for the GPU, Options.roll_pool): on a CPU the copy is the same."""
+    import torch
+
+    from evaluator.queries import QUERIES
+    from evaluator.runner import commands as runner
+    from evaluator.tpch.load import load_tables
+
+    state = runner.State()
+    state.device = torch.device("cpu")
+    state.tables = load_tables(sf001, QUERIES[3].columns())
+    for pool in (False, True):
+        assert runner.roll(state, {"op": "roll", "roll": 0.3, "pool": pool}) == ({}, b"")
+    plain, pooled = state.rolled
+    assert state.rolled_pool is None  # no device pool on a CPU
+    for table in plain:
+        for column in plain[table]:
+            assert torch.equal(plain[table][column], pooled[table][column])
+    runner.unroll(state, {"op": "unroll"})
+    assert state.rolled == []

@@ -140,9 +140,15 @@ for run in EvaluationRun.objects.filter(status=EvaluationRun.Status.RUNNING):
       >> "$VAR/logs/qcluster.log" 2>&1 < /dev/null) &
     echo $! > "$VAR/qcluster.pid"
     log "worker started (pid $(cat "$VAR/qcluster.pid"), log $VAR/logs/qcluster.log)"
-    sample_memory "$(cat "$VAR/qcluster.pid")" &
   else
     log "worker already running (pid $(cat "$VAR/qcluster.pid"))"
+  fi
+  # Outlives the call, as the worker does: started with the call's own jobs it ended with the first call
+  # (session 12), and later calls found the worker running and sampled nothing.
+  if ! alive sample_memory; then
+    setsid bash -c "VAR='$VAR'; $(declare -f sample_memory); sample_memory $(cat "$VAR/qcluster.pid")" \
+      < /dev/null > /dev/null 2>&1 &
+    echo $! > "$VAR/sample_memory.pid"
   fi
   if ! alive gunicorn; then
     (cd "$VAR/code" && PYTHONPATH=$CODE_PATH exec setsid "$PYTHON" -m gunicorn leaderboard.wsgi:application \

@@ -6,8 +6,10 @@ A PATH is a report (.json), a folder of them (searched recursively) or a .tgz of
 report (`python -m evaluator run --out`) or a run as the site's API gives it (`GET /api/runs/<id>/`, the
 report under "report" and the time it finished). Each report becomes a ranked run of its hardware ("NVIDIA
 H200", registered inactive when new: no worker here evaluates on it) on the set whose manifest it records,
-read from examples/ (the only sets whose sources are in the repository): the demo user's set of that folder
-when `make run` submitted it, else a new one, published. Runs keep the report's harness version and are
+read from examples/ or reference/ (the sets whose sources are in the repository): the demo user's set of
+that folder when `make run` submitted it, else a new one, published. Where the reports' results folder
+has a sources.json (each folder's `sources_sha256` when it ran), a set whose sources changed since is
+skipped: its published result would be another kernel's. Runs keep the report's harness version and are
 dated when they finished (an API run's "finished"; else the date in the path, e.g. 2026-12-02-h200-...).
 Idempotent: a report already stored on that set and hardware is skipped.
 """
@@ -15,6 +17,7 @@ Idempotent: a report already stored on that set and hardware is skipped.
 from __future__ import annotations
 
 import datetime
+import hashlib
 import json
 import re
 import tarfile
@@ -36,6 +39,7 @@ from leaderboard.management.commands.dkb_submit import folder_sha256
 from leaderboard.models import Hardware, Submission
 
 EXAMPLES = Path(settings.BASE_DIR) / "examples"
+SOURCES = (EXAMPLES, Path(settings.BASE_DIR) / "reference")
 # What a report's manifest must match of an examples/ folder's for the folder to be its set.
 MANIFEST_KEYS = ("model", "language", "scope", "notes")
 DATE_IN_PATH = re.compile(r"(\d{4}-\d{2}-\d{2})")
@@ -62,7 +66,10 @@ class Command(BaseCommand):
                 continue
             folder = examples.get(manifest_key(report.get("manifest") or {}))
             if folder is None:
-                self.stdout.write(f"{origin}: no examples/ folder has its manifest (its sources); skipped")
+                self.stdout.write(f"{origin}: no examples/ or reference/ folder has its manifest; skipped")
+                continue
+            if changed(origin, folder):
+                self.stdout.write(f"{origin}: {folder.name}'s sources changed since this run; skipped")
                 continue
             try:
                 submission = set_of(folder, owner, since=finished)
@@ -82,8 +89,9 @@ class Command(BaseCommand):
                 self.stdout.write(f"{origin}: already imported")
                 continue
             imported += 1
+            where = folder.relative_to(settings.BASE_DIR)
             self.stdout.write(
-                f"{origin}: run {run.pk} of set #{run.submission_id} ({folder.relative_to(EXAMPLES)}) on "
+                f"{origin}: run {run.pk} of set #{run.submission_id} ({where}) on "
                 f"{run.hardware.name}, harness {run.harness_version}, {finished:%Y-%m-%d %H:%M} UTC"
             )
         self.stdout.write(f"{imported} report(s) imported, {skipped} already there")
@@ -140,11 +148,32 @@ def manifest_key(manifest: dict[str, Any]) -> tuple[str, ...]:
 
 
 def example_sets() -> dict[tuple[str, ...], Path]:
-    """The examples/ folders by what their manifest says (the key a report's manifest is matched on)."""
+    """The examples/ and reference/ folders by what their manifest says (the key a report's manifest is
+    matched on)."""
     folders = {}
-    for manifest in sorted(EXAMPLES.rglob("manifest.json")):
+    for manifest in sorted(m for source in SOURCES for m in source.rglob("manifest.json")):
         folders[manifest_key(json.loads(manifest.read_text()))] = manifest.parent
     return folders
+
+
+def sources_sha256(folder: Path) -> str:
+    """The digest of what a kernel set runs: its manifest and kernel files (not its dotfiles)."""
+    digest = hashlib.sha256()
+    for path in sorted(folder.iterdir()):
+        if path.name == "manifest.json" or re.fullmatch(r"q\d\d\.py", path.name):
+            digest.update(path.name.encode() + b"\0" + path.read_bytes() + b"\0")
+    return digest.hexdigest()
+
+
+def changed(origin: str, folder: Path) -> bool:
+    """Whether the sources.json beside the report's archive or folder records other sources for the
+    folder than it holds now (False where there is no record)."""
+    record = Path(origin.split(":", 1)[0])
+    record = (record if record.is_dir() else record.parent) / "sources.json"
+    if not record.is_file():
+        return False
+    recorded = json.loads(record.read_text()).get(str(folder.relative_to(settings.BASE_DIR)))
+    return recorded is not None and recorded != sources_sha256(folder)
 
 
 def set_of(folder: Path, owner: Any, *, since: datetime.datetime) -> Submission:

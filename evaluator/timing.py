@@ -86,11 +86,13 @@ class CallLimitExceeded(Exception):
     """A candidate's timed calls ran past the per-call limit (TimingPolicy.call_limit)."""
 
 
-def _sync(device: torch.device) -> None:
-    if device.type == "cuda":
-        import torch  # a look-up in sys.modules (the caller holds tensors on the device)
+def _synchronizer(device: torch.device) -> Callable[[], object]:
+    """torch's synchronize for a CUDA device, looked up before the clock starts; nothing on a CPU."""
+    if device.type != "cuda":
+        return lambda: None
+    import torch
 
-        torch.cuda.synchronize(device)
+    return partial(torch.cuda.synchronize, device)
 
 
 def time_interleaved(
@@ -332,10 +334,11 @@ def _stats(samples: list[float], strata: int = 1, reps: list[int] | None = None)
 def _timed(
     fn: Callable[[], object], device: torch.device, flush: torch.Tensor | None
 ) -> tuple[float, object]:
+    sync = _synchronizer(device)
     if flush is not None:
         flush.fill_(0)  # evict L2 so no call is served from the previous call's cache
-    _sync(device)
+    sync()
     t0 = _now()
     result = fn()
-    _sync(device)
+    sync()
     return (_now() - t0) * 1e3, result

@@ -17,6 +17,7 @@ Idempotent: a report already stored on that set and hardware is skipped.
 from __future__ import annotations
 
 import datetime
+import functools
 import hashlib
 import json
 import re
@@ -33,7 +34,7 @@ from django.utils.dateparse import parse_datetime
 from django.utils.text import slugify
 
 from evaluator.errors import SubmissionError
-from evaluator.kernelset import KernelSet, kernel_set_from_dir
+from evaluator.kernelset import KERNEL_NAME, KernelSet, kernel_set_from_dir
 from leaderboard import services
 from leaderboard.management.commands.dkb_submit import folder_sha256
 from leaderboard.models import Hardware, Submission
@@ -58,6 +59,7 @@ class Command(BaseCommand):
         except get_user_model().DoesNotExist:
             raise CommandError(f"no user {user!r}; run `manage.py dkb_setup` first") from None
         examples = example_sets()
+        recorded_sources.cache_clear()  # a sources.json may have changed since an earlier call here
         imported = skipped = 0
         for origin, data in read_paths(paths):
             report, finished = unwrap(data, origin)
@@ -160,7 +162,7 @@ def sources_sha256(folder: Path) -> str:
     """The digest of what a kernel set runs: its manifest and kernel files (not its dotfiles)."""
     digest = hashlib.sha256()
     for path in sorted(folder.iterdir()):
-        if path.name == "manifest.json" or re.fullmatch(r"q\d\d\.py", path.name):
+        if path.name == "manifest.json" or KERNEL_NAME.match(path.name):
             digest.update(path.name.encode() + b"\0" + path.read_bytes() + b"\0")
     return digest.hexdigest()
 
@@ -168,12 +170,17 @@ def sources_sha256(folder: Path) -> str:
 def changed(origin: str, folder: Path) -> bool:
     """Whether the sources.json beside the report's archive or folder records other sources for the
     folder than it holds now (False where there is no record)."""
-    record = Path(origin.split(":", 1)[0])
-    record = (record if record.is_dir() else record.parent) / "sources.json"
-    if not record.is_file():
-        return False
-    recorded = json.loads(record.read_text()).get(str(folder.relative_to(settings.BASE_DIR)))
-    return recorded is not None and recorded != sources_sha256(folder)
+    where = Path(origin.split(":", 1)[0])
+    recorded = recorded_sources(where if where.is_dir() else where.parent)
+    digest = recorded.get(str(folder.relative_to(settings.BASE_DIR)))
+    return digest is not None and digest != sources_sha256(folder)
+
+
+@functools.cache
+def recorded_sources(results: Path) -> dict[str, str]:
+    """A results folder's sources.json (read once for all its reports), or {} without one."""
+    record = results / "sources.json"
+    return json.loads(record.read_text()) if record.is_file() else {}
 
 
 def set_of(folder: Path, owner: Any, *, since: datetime.datetime) -> Submission:

@@ -90,11 +90,6 @@ def _run_arguments(parser: argparse.ArgumentParser) -> None:
         help=f"DuckDB's memory limit for the expected answers (default {MEMORY_LIMIT}); 'default' leaves "
         "DuckDB's own, 80%% of the host's memory",
     )
-    parser.add_argument(
-        "--roll-pool",
-        action="store_true",
-        help="an experiment: the fresh sets' new table content from a GPU memory pool of its own",
-    )
 
 
 def _baselines_arguments(parser: argparse.ArgumentParser) -> None:
@@ -187,7 +182,6 @@ def _run(args: argparse.Namespace) -> int:
         baseline=args.baseline,
         ahead=args.ahead,
         duckdb_memory=None if args.duckdb_memory == "default" else args.duckdb_memory,
-        roll_pool=args.roll_pool,
     )
     with tqdm(desc=f"{args.kernel_set.name} SF{args.sf:g}", unit="query", file=sys.stderr) as bar:
         report = evaluate(job, backend=args.sandbox, progress=lambda p: _progress(bar, p))

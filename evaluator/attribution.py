@@ -39,6 +39,7 @@ class Attribution:
     own_us: float = 0.0
     total_us: float = 0.0
     top_framework: list[tuple[str, float]] = field(default_factory=list)  # the largest others, us
+    top_own: list[tuple[str, float]] = field(default_factory=list)  # the file's own largest, us
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -47,6 +48,7 @@ class Attribution:
             "own_us": round(self.own_us, 3),
             "total_us": round(self.total_us, 3),
             "top_framework": [[name, round(us, 3)] for name, us in self.top_framework],
+            "top_own": [[name, round(us, 3)] for name, us in self.top_own],
         }
 
 
@@ -108,6 +110,7 @@ def attribute(activity: list[list[Any]] | None, own: frozenset[str]) -> Attribut
         return Attribution(share=None, launches=None)
     own_us = total_us = 0.0
     launches = 0
+    mine: list[tuple[str, float]] = []
     others: list[tuple[str, float]] = []
     for name, count, us in activity:
         total_us += float(us)
@@ -115,11 +118,19 @@ def attribute(activity: list[list[Any]] | None, own: frozenset[str]) -> Attribut
             launches += int(count)
         if _is_own(str(name), own):
             own_us += float(us)
+            mine.append((base_name(str(name)), float(us)))
         else:
             others.append((str(name), float(us)))
     share = own_us / total_us if total_us > 0 else None
     top = sorted(others, key=lambda o: -o[1])[:3]
-    return Attribution(share=share, launches=launches, own_us=own_us, total_us=total_us, top_framework=top)
+    return Attribution(
+        share=share,
+        launches=launches,
+        own_us=own_us,
+        total_us=total_us,
+        top_framework=top,
+        top_own=sorted(mine, key=lambda o: -o[1])[:5],
+    )
 
 
 def fallback_reason(attribution: Attribution) -> str | None:

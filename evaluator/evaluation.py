@@ -49,7 +49,6 @@ class Job:
     baseline: str = "recorded"  # or "eager", "compiled", "best" (probed per query: experiments only)
     ahead: str = "trials"  # when the next query's runners start (evaluator/harness/core.py, Options)
     duckdb_memory: str | None = MEMORY_LIMIT  # DuckDB's, for the expected answers; None: its own default
-    roll_pool: bool = False  # an experiment (evaluator/harness/core.py, Options)
 
 
 def evaluate(
@@ -88,7 +87,6 @@ def evaluate(
         compile_cache=cache if cache.is_dir() else None,
         ahead=job.ahead,
         duckdb_memory=job.duckdb_memory,
-        roll_pool=job.roll_pool,
     )
     report = evaluate_set(kernel_set, kernel_dir, options, started, progress).to_dict()
     report["sandbox"] = started.describe()

@@ -185,6 +185,8 @@ def kernel_detail(request: HttpRequest, submission_id: int, number: int) -> Http
         "baseline_launches": stats.get("baseline_launches"),
         "framework_fallback": stats.get("framework_fallback") or "",
         "roofline_floor_ms": stats.get("roofline_floor_ms"),
+        # The file's own largest kernels in the profiled call (harness 0.6.4): where its author's time goes.
+        "own_kernels": ((stats.get("attribution") or {}).get("kernel") or {}).get("top_own") or [],
     }
     return render(request, "leaderboard/kernel_detail.html", ctx)
 

@@ -104,9 +104,6 @@ class Options:
     # DuckDB's memory limit for the expected answers (evaluator/harness/judge.py); None: DuckDB's own
     # default, 80% of the host's memory.
     duckdb_memory: str | None = MEMORY_LIMIT
-    # An experiment, off by default until measured on the H200 (docs/benchmarks.md, session 12): the fresh
-    # sets' new table content from a memory pool of its own, apart from the candidates' cached blocks.
-    roll_pool: bool = False
 
     def __post_init__(self) -> None:
         if self.ahead not in ("trials", "tail"):
@@ -336,7 +333,6 @@ def _prepare(
         rolls=draw.rolls,
         build_env=lambda folder, baseline: _build_env(folder, options, query, baseline),
         runner_cores=split.runners if split else None,
-        roll_pool=options.roll_pool,
     )
     kernel = (kernel_path, manifest.scope) if run_kernel and kernel_path else None
     prepared = Prepared(query, result, source, kernel, sides, answers, 0.0)

@@ -7,15 +7,19 @@ then timed doing look-ups; one that builds, per table content, every answer it c
 timed doing look-ups too. So after the timed calls each candidate is called on `FRESH_SETS` more
 parameter sets, drawn here from the rest of the spec's ranges, which the harness sends only now
 (evaluator/harness/session.py). Per set: one untimed call on a copy of the tables whose non-key columns are
-rolled (`Tables.rolled`: the same shapes, other answers; a cache keyed by parameters alone now holds a
+rolled apart (`Tables.rolled`: the same shapes, other answers; a cache keyed by parameters alone now holds a
 wrong answer, and whatever the new values make Triton specialise gets compiled); one timed call on a
-copy rolled another way (content the kernel has never seen: work it does once per content is timed
-here); then two timed calls on two of the rotation's clones, the second result checked (a cache keyed
-on pointers misses both; one filled by the first is timed by the second).
+copy whose rows moved, whole, under other keys (`Tables.rotated`: valid data the kernel has never seen,
+with the same work to do: work it does once per content is timed here); then two timed calls on two of
+the rotation's clones, the second result checked (a cache keyed on pointers misses both; one filled by
+the first is timed by the second).
 
 Rolled tables keep each column's values but not what valid data guarantees across columns (a line
 may ship before its order is placed): a kernel that fails there is not judged for it (the errors are
-noted in `stats.fresh`), unless the failure takes its runner down with it.
+noted in `stats.fresh`), unless the failure takes its runner down with it. They cannot be timed for the
+check either: what dbgen correlates decides how much work a query has (Q3 selects about 10 times more
+orders from rolled tables: both reference sets' Q3 were rejected on that in harness 0.6.3). Rotated
+tables are valid, so a kernel that fails on them fails.
 
 A kernel whose fresh calls (`cached`) or first calls on new content (`precomputed`) are much slower than
 its timed median, beyond what the baseline shows beside it, was timed on look-ups: rejected.

@@ -68,7 +68,6 @@ class Sides:
     rolls: list[tuple[float, float]] = field(default_factory=list)  # per fresh set: two new contents
     build_env: Callable[[Path, bool], dict[str, str]] = lambda folder, baseline: {}
     runner_cores: frozenset[int] | None = None  # both runners are timed on these (evaluator/harness/cores.py)
-    roll_pool: bool = False  # new table content from a memory pool of its own (runner `roll`; Options)
 
 
 @dataclass
@@ -528,10 +527,11 @@ def _judge_timed(
 def _fresh(
     baseline: Remote, candidate: Remote, sides: Sides, answers: Answers | None, outcome: Outcome
 ) -> Remote | None:
-    """The fresh parameter sets (evaluator/harness/fresh.py): per set and side, one untimed call on new table
-    content (it compiles what the new values need and fills any cache keyed on parameters with a wrong
-    answer), one timed call on other new content (a kernel that precomputes per table content pays for
-    it here), then two timed calls on the rotation's clones, the second result checked."""
+    """The fresh parameter sets (evaluator/harness/fresh.py): per set and side, one untimed call on tables
+    rolled apart (it compiles what the new values need), one timed call on valid tables it has never seen
+    (a kernel that precomputes per table content pays for it here), a second untimed call on the torn
+    tables (any cache keyed on parameters now holds a wrong answer: the valid tables' can be right), then
+    two timed calls on the rotation's clones, the second result checked."""
     assert answers is not None
     facts: dict[str, dict[str, Any]] = {
         "baseline": {"ms": [], "first_ms": []},
@@ -543,18 +543,24 @@ def _fresh(
         first_roll, second_roll = sides.rolls[index]
         for name, remote in (("baseline", baseline), ("kernel", candidate)):
             side = facts[name]
+            where = "on a parameter set drawn after its timed reps"
             try:
                 try:
-                    remote.ask({"op": "roll", "roll": first_roll, "pool": sides.roll_pool}, limit)
+                    remote.ask({"op": "roll", "roll": first_roll}, limit)
                     remote.ask({"op": "rolled", "params": params}, limit)
                 except CallFailed as exc:
                     # Rolled tables are not valid TPC-H data (a line may ship before its order is placed):
                     # a kernel may fail there and be right on real data. Noted, not judged.
                     side.setdefault("rolled_errors", []).append(exc.error)
-                try:
-                    remote.ask({"op": "roll", "roll": second_roll, "pool": sides.roll_pool}, limit)
-                    seconds, _, _ = remote.timed({"op": "rolled", "params": params}, limit)
-                    side["first_ms"].append(seconds * 1e3)
+                # Rotated tables are valid data: a kernel that fails there fails (else failing on new
+                # content would be a way out of the check on it).
+                where = "on tables it had not seen (valid data: rows moved under other keys)"
+                remote.ask({"op": "roll", "roll": second_roll, "whole_rows": True}, limit)
+                seconds, _, _ = remote.timed({"op": "rolled", "params": params}, limit)
+                side["first_ms"].append(seconds * 1e3)
+                where = "on a parameter set drawn after its timed reps"
+                try:  # the torn tables last: a cache keyed by parameters leaves with their wrong answer
+                    remote.ask({"op": "rolled", "params": params, "copy": -2}, limit)
                 except CallFailed as exc:
                     side.setdefault("rolled_errors", []).append(exc.error)
                 for clone in (index, index + 1):
@@ -570,7 +576,7 @@ def _fresh(
                 if name == "baseline":
                     raise
                 reason = exc.reason if isinstance(exc, RunnerFailed) else exc.error
-                outcome.fail(exc.status, f"on a parameter set drawn after its timed reps, {params}: {reason}")
+                outcome.fail(exc.status, f"{where}, {params}: {reason}")
                 outcome.stats["fresh"] = facts
                 return None
             if problem and name == "kernel":

@@ -11,7 +11,6 @@ trust (docs/sandbox.md). A kernel that crashes or hangs takes only this process 
 
 from __future__ import annotations
 
-import contextlib
 import os
 import sys
 import traceback
@@ -40,7 +39,6 @@ class State:
         self.pool: list[Any] = []  # clones of `tables`, rotated between timed calls
         self.flush: Any = None  # written before each timed batch: evicts the L2 cache
         self.rolled: list[Any] = []  # copies of new table content for `rolled` calls
-        self.rolled_pool: Any = None  # on a GPU, with `roll`'s "pool": the memory pool they come from
         self.spin_s = 0.0  # on a GPU, how long to poll for the next command before sleeping on it
 
     def call(self, tables: Any, params: dict[str, Any]) -> Any:
@@ -165,33 +163,21 @@ def batch(state: State, command: dict[str, Any]) -> Answer:
 
 
 def roll(state: State, command: dict[str, Any]) -> Answer:
-    """A copy of the tables with their columns rolled (evaluator/harness/fresh.py): table content the
-    candidate has never seen, made here, outside any timed command. Every copy is kept until `unroll`, so none
-    takes the place (and the address) of one a kernel has seen. With "pool", on a GPU, the copies come
-    from a memory pool of their own: from the candidate's allocator they may take the blocks it keeps
-    cached for its own scratch, and its first call on them pays for allocating those again (the likely
-    cause of Q03's rejection in both reference sets on the H200: docs/benchmarks.md, session 12)."""
-    with _rolled_pool(state) if command.get("pool") else contextlib.nullcontext():
-        state.rolled.append(state.tables.rolled(command["roll"]))
+    """New table content (evaluator/harness/fresh.py), made here, outside any timed command: the tables with
+    their columns rolled apart (`Tables.rolled`: other answers, not valid data), or with "whole_rows", moved
+    under other keys (`Tables.rotated`: valid data, the same work). Every copy is kept until `unroll`, so
+    none takes the place (and the address) of one a kernel has seen."""
+    move = state.tables.rotated if command.get("whole_rows") else state.tables.rolled
+    state.rolled.append(move(command["roll"]))
     state.sync()
     return {}, b""
 
 
-def _rolled_pool(state: State) -> contextlib.AbstractContextManager[Any]:
-    if state.device.type != "cuda":
-        return contextlib.nullcontext()
-    import torch
-
-    if state.rolled_pool is None:  # kept after `unroll`: the next fresh set's copies reuse its blocks
-        state.rolled_pool = torch.cuda.MemPool()
-    return torch.cuda.use_mem_pool(state.rolled_pool)
-
-
 def rolled(state: State, command: dict[str, Any]) -> Answer:
-    """One call on the newest rolled copy."""
+    """One call on a copy `roll` made: the newest, or the one at "copy"."""
     from evaluator.results import pack
 
-    result = state.call(state.rolled[-1], command["params"])
+    result = state.call(state.rolled[command.get("copy", -1)], command["params"])
     state.sync()
     layout, data = pack([result])
     return {"layout": layout}, data

@@ -73,6 +73,61 @@ class Tables(dict):
             }
         )
 
+    def rotated(self, fraction: float) -> Tables:
+        """A copy that is still valid TPC-H data: in each table whole rows move up by `fraction` of them
+        (then steps of the golden ratio, table by table) while its primary key stays in place, so keys still
+        ascend in dbgen's order and every row has other keys. An order's lines move with it, adjacent and in
+        their order, under its new key. Filters pass as many rows, joins match as many and carry what
+        dbgen correlates (a line ships after its order is placed), so a kernel does the work it does on
+        the tables' own content, on bytes it has never seen (evaluator/harness/fresh.py)."""
+
+        import torch
+
+        shares = {name: (fraction + step * 0.6180339887) % 1.0 for step, name in enumerate(sorted(self))}
+        result: dict[str, Table] = {}
+        lines = self.get("lineitem")
+        if lines is not None and "l_orderkey" in lines:
+            # Orders and lineitem move by the same number of orders: orders' rows by `moved`, lineitem's by
+            # the lines of the first `moved` orders, whose keys are then renamed in ascending order.
+            keys = lines["l_orderkey"]
+            starts = torch.ones_like(keys, dtype=torch.bool)
+            starts[1:] = keys[1:] != keys[:-1]
+            order = torch.cumsum(starts, 0) - 1  # each line's order, by place
+            orders = int(order[-1]) + 1
+            moved = max(1, int(shares["orders" if "orders" in self else "lineitem"] * orders)) % orders
+            first_line = int(torch.nonzero(starts).flatten()[moved])
+            renamed = keys[starts][(order.roll(-first_line) - moved) % orders]
+            result["lineitem"] = _rotate(lines, first_line, {"l_orderkey": renamed})
+            if "orders" in self:
+                result["orders"] = _rotate(self["orders"], moved, {})
+        for name, table in self.items():
+            if name not in result:
+                result[name] = _rotate(table, int(shares[name] * table.rows), {})
+        return Tables(result)
+
+
+PRIMARY_KEYS = {
+    "lineitem": ("l_orderkey",),  # with l_linenumber, which moves with its order's lines
+    "orders": ("o_orderkey",),
+    "customer": ("c_custkey",),
+    "part": ("p_partkey",),
+    "supplier": ("s_suppkey",),
+    "partsupp": ("ps_partkey", "ps_suppkey"),
+    "nation": ("n_nationkey",),
+    "region": ("r_regionkey",),
+}
+
+
+def _rotate(table: Table, rows: int, replaced: Mapping[str, torch.Tensor]) -> Table:
+    """`table` with every column but its primary key moved up by `rows` (row i holds row i + rows's
+    values), `replaced` columns taken as given; every tensor a new one."""
+    keys = PRIMARY_KEYS.get(table.name, ())
+    columns = {
+        c: replaced[c] if c in replaced else v.clone() if c in keys else v.roll(-rows, dims=0)
+        for c, v in table.items()
+    }
+    return Table(table.name, table.rows, columns, table._meta)
+
 
 def column_bytes(sf_folder: Path, columns: Mapping[str, Iterable[str]]) -> int:
     """Bytes of these columns on the device, from the cache's metadata: what a query must read."""

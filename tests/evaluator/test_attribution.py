@@ -66,6 +66,7 @@ def test_the_share_counts_own_kernels_against_all_device_time_and_launches_exclu
     assert attribute(activity, frozenset({"_q06_partials"})).share == pytest.approx(540 / 550)
     assert found.launches == 2
     assert fallback_reason(found) is None
+    assert found.to_dict()["top_own"] == [["_q06_partials", 540.0]]  # where the author's time goes
 
 
 def test_a_kernel_that_leaves_the_work_to_torch_is_labelled_framework_fallback() -> None:

@@ -26,8 +26,7 @@ def test_start_imports_what_the_first_compile_needs_only_when_asked(extra: dict,
     assert json.loads(done.stdout.strip().splitlines()[-1]) == {"device": "cpu", "dynamo": dynamo}
 
 
-def test_a_roll_from_a_pool_of_its_own_gives_the_same_content_and_on_a_cpu_needs_none(sf001) -> None:
-    """`roll` with "pool" (an experiment for the GPU, Options.roll_pool): on a CPU the copy is the same."""
+def test_roll_makes_torn_or_valid_new_content_and_unroll_drops_it(sf001) -> None:
     import torch
 
     from evaluator.queries import QUERIES
@@ -37,12 +36,13 @@ def test_a_roll_from_a_pool_of_its_own_gives_the_same_content_and_on_a_cpu_needs
     state = runner.State()
     state.device = torch.device("cpu")
     state.tables = load_tables(sf001, QUERIES[3].columns())
-    for pool in (False, True):
-        assert runner.roll(state, {"op": "roll", "roll": 0.3, "pool": pool}) == ({}, b"")
-    plain, pooled = state.rolled
-    assert state.rolled_pool is None  # no device pool on a CPU
-    for table in plain:
-        for column in plain[table]:
-            assert torch.equal(plain[table][column], pooled[table][column])
+    for whole_rows in (False, True):
+        assert runner.roll(state, {"op": "roll", "roll": 0.3, "whole_rows": whole_rows}) == ({}, b"")
+    torn, rotated = state.rolled
+    expected = {"torn": state.tables.rolled(0.3), "rotated": state.tables.rotated(0.3)}
+    for name, made in (("torn", torn), ("rotated", rotated)):
+        for table in made:
+            for column in made[table]:
+                assert torch.equal(made[table][column], expected[name][table][column]), (name, column)
     runner.unroll(state, {"op": "unroll"})
     assert state.rolled == []

@@ -138,6 +138,7 @@ def test_a_kernel_page_shows_the_result_timing_attribution_and_roofline(
         "framework_fallback": "framework fallback: 8% of the device time is in the kernel file's own kernels",
         "roofline_floor_ms": 0.21,
         "flagged": "near the bandwidth floor: flagged for review",
+        "attribution": {"kernel": {"top_own": [["_q06_partials", 431.2], ["_q06_total", 3.4]]}},
     }
     run = services.evaluation_record(run=submit(model="Kernel LLM").runs.get(), report=report)
     page = " ".join(anonymous.get(f"/submissions/{run.submission_id}/kernels/6/").content.decode().split())
@@ -153,6 +154,8 @@ def test_a_kernel_page_shows_the_result_timing_attribution_and_roofline(
     )
     assert "<strong>8%</strong> of one profiled call" in page
     assert "<strong>7</strong> (the TorchPlan: 3)" in page
+    own = "Its largest kernels in that call: <code>_q06_partials</code> 431 µs, <code>_q06_total</code> 3 µs."
+    assert own in page
     assert "8% of the device time is in the kernel file&#x27;s own kernels" in page
     assert "<strong>42%</strong> of the speed the bandwidth floor allows" in page
     assert "at peak bandwidth: 0.210 ms" in page

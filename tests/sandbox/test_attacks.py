@@ -64,6 +64,7 @@ REFUSED_BY_ADMISSION = {
     "rebind_the_clock": "importing sys", "lazy_result": "importing time", "flood_the_log": "importing os",
     "huge_message": "importing os", "catch_the_compile_limit": "importing time",
     "cube_per_table_content": "importing time", "read_the_fresh_sets": "importing json",
+    "cube_failing_on_new_content": "importing time",
     "slow_the_baseline": "importing sys", "gpu_patch_synchronize": "torch.cuda.synchronize",
     "gpu_side_stream": "[side-stream]", "gpu_deferred_work": "[side-stream]",
 }  # fmt: skip
@@ -98,12 +99,13 @@ WITHOUT_ADMISSION = [
 
 # Caught by the fresh parameter sets after the timed reps (evaluator/harness/fresh.py): a cache by parameters
 # returns the answer it kept for the rolled tables; the others are timed doing the work there, or, for
-# work done once per table content, on their first call on new content.
+# work done once per table content, on their first call on new content, which they may not refuse.
 TIMING_HONESTY = [
     Attack("cache_by_pointer", Status.REJECTED, "results are kept across calls"),
     Attack("cache_by_parameters", Status.WRONG_ANSWER, "on a parameter set drawn after its timed reps"),
     Attack("take_over_the_runner", Status.WRONG_ANSWER, "on a parameter set drawn after its timed reps"),
     Attack("cube_per_table_content", Status.REJECTED, "work done once per table content"),
+    Attack("cube_failing_on_new_content", Status.RUNTIME_ERROR, "on tables it had not seen"),
 ]
 
 # The process that imports the kernel is the kernel's (docs/sandbox.md): with admission switched off it

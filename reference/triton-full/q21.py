@@ -1,19 +1,25 @@
-"""TPC-H Q21 in Triton (scope: full): per-order supplier states by atomic exchange, one pass over lineitem.
+"""TPC-H Q21 in Triton (scope: full): each candidate line reads its order's lines around it, in one pass.
 
 l1 counts when its order is 'F', its supplier is of :nation, it is late, the order has another supplier
-(EXISTS l2) and no other late supplier (NOT EXISTS l3). Per order key, two words hold the last supplier
-seen among all lines and among the late lines, and two flags whether a different one was ever seen: a
-line exchanges its supplier into the word, and an old value neither 0 (none yet) nor its own means two
-suppliers. Among any sequence of exchanges holding two distinct values, two adjacent ones differ, so the
-flag is exact whatever the order the lines run in. l1 is late itself, so NOT EXISTS l3 is "the late
-lines have one supplier".
+(EXISTS l2) and no other late supplier (NOT EXISTS l3). Lineitem comes in dbgen's row order: l_orderkey
+ascends and an order's lines (at most 7) are adjacent. So the candidates (late, 'F', supplier of :nation:
+~1% of lines) need no per-order state: a tile compacts its candidates' line numbers and reads, for each,
+the NEAR lines around it (L1 hits: the tile's own lines, but at its ends), where the lines with its key
+are all of its order's; another supplier among them, and another among the late ones, decide it.
+
+The layout is checked as it is used: a key below the line before it (every adjacent pair is a tile's),
+or a candidate whose key is also on the first or last line read (an order of more than 7 lines) sets a
+flag. Then three fallback launches, otherwise returning at once, recount everything with per-order
+atomic min/max words, exact in any row order.
 
 1. `_q21_dims` (suppliers and orders in one launch): a flag per supplier key of :nation, its row (for
-   s_name) and a zeroed count; per order key the word for all lines (0 for 'F' orders, -2 for others:
-   the 'F' test rides on it), and for 'F' orders the late word and both flags.
-2. `_q21_lines`: the exchanges; the candidate l1 rows (late, 'F', supplier of :nation, about 1% of
-   lineitem) are compacted into the program's own slab of a buffer, so no global counter is needed.
-3. `_q21_wait`: once every order's flags are final, each candidate that waited adds 1 to its supplier.
+   s_name) and a zeroed count; a byte per order key, 1 for 'F' orders; the layout flag zeroed.
+2. `_q21_lines` (a program per tile): the candidates (late, then the 'F' byte and the :nation flag
+   gathered for those) compacted by cumsum into the tile's own slots, then taken CANDS at a time as a
+   [CANDS, NEAR] block of neighbours; each that waited adds 1 to its supplier's count.
+3. `_q21_redo_init`, `_q21_redo_lines`, `_q21_redo_wait` (persistent programs, doing nothing unless the
+   flag is set): counts zeroed and min/max supplier words (all lines, late lines) per 'F' order key; an
+   atomic min/max per line; per candidate, +1 when the words show another supplier and no other late one.
 4. The suppliers with a count (a few thousand at SF10, one sync to find them) are ranked by numwait
    DESC, s_name (bytes compared in registers, pairs over a 2-D grid) and the first 100 scattered in
    order.
@@ -24,7 +30,9 @@ import triton
 import triton.language as tl
 
 BLOCK = 1024
-PROGRAMS = 264  # 2 per H200 multiprocessor; each strides over TILES blocks of lineitem
+CANDS = 32  # candidates of a tile taken at a time (~11 in a tile at 1.1% of lines)
+NEAR = 16  # lines read around a candidate: 7 before it, 8 after (dbgen's orders have at most 7 lines)
+PROGRAMS = 264  # the fallback's persistent programs: 2 per H200 multiprocessor
 RANK_BLOCK = 64
 LIMIT = 100
 
@@ -45,10 +53,8 @@ def _q21_dims(
     o_orderkey,
     o_orderstatus,
     status,
-    last_all,
-    last_late,
-    multi_all,
-    multi_late,
+    failed_key,
+    layout_bad,
     orders,
     NATIONS: tl.constexpr,
     BLOCK: tl.constexpr,
@@ -59,25 +65,22 @@ def _q21_dims(
         inside = offs < suppliers
         key = tl.load(s_suppkey + offs, mask=inside, other=0)
         nkey = tl.load(s_nationkey + offs, mask=inside, other=-1)
-        n = tl.arange(0, NATIONS)
-        keys = tl.load(n_nationkey + n, mask=n < nations, other=-2)
-        wanted = tl.load(n_name + n, mask=n < nations, other=-1) == nation
-        ok = tl.sum((nkey[:, None] == keys[None, :]) & wanted[None, :], axis=1) > 0
+        ok = nkey < -1  # all false
+        for j in range(0, NATIONS):  # scalar loads: a [BLOCK, NATIONS] compare would take ~250 registers
+            if j < nations:
+                ok = ok | ((nkey == tl.load(n_nationkey + j)) & (tl.load(n_name + j) == nation))
         tl.store(supplier_ok + key, ok.to(tl.int8), mask=inside)
         tl.store(supplier_row + key, offs, mask=inside)
         tl.store(numwait + key, tl.zeros([BLOCK], dtype=tl.int32), mask=inside)
         # Key 0 is no supplier's: zeroed so that the count array can be scanned whole.
         tl.store(numwait + offs, tl.zeros([BLOCK], dtype=tl.int32), mask=offs == 0)
+        tl.store(layout_bad + offs, tl.zeros([BLOCK], dtype=tl.int32), mask=offs == 0)
     else:
         offs = (pid - supp_programs) * BLOCK + tl.arange(0, BLOCK)
         inside = offs < orders
         key = tl.load(o_orderkey + offs, mask=inside, other=0)
         failed = tl.load(o_orderstatus + offs, mask=inside, other=-1) == status
-        tl.store(last_all + key, tl.where(failed, 0, -2), mask=inside)
-        keep = inside & failed
-        tl.store(last_late + key, tl.zeros([BLOCK], dtype=tl.int32), mask=keep)
-        tl.store(multi_all + key, tl.zeros([BLOCK], dtype=tl.int8), mask=keep)
-        tl.store(multi_late + key, tl.zeros([BLOCK], dtype=tl.int8), mask=keep)
+        tl.store(failed_key + key, failed.to(tl.int8), mask=inside)
 
 
 @triton.jit
@@ -86,64 +89,161 @@ def _q21_lines(
     l_suppkey,
     l_commitdate,
     l_receiptdate,
+    failed_key,
     supplier_ok,
-    last_all,
-    last_late,
-    multi_all,
-    multi_late,
-    cand_key,
-    cand_supp,
-    counts,
+    numwait,
+    layout_bad,
+    slots,
+    n,
+    BLOCK: tl.constexpr,
+    CANDS: tl.constexpr,
+    NEAR: tl.constexpr,
+):
+    pid = tl.program_id(0)
+    offs = pid * BLOCK + tl.arange(0, BLOCK)
+    inside = offs < n
+    # Whole columns are read (mask `inside`): the bandwidth floor counts all their bytes.
+    key = tl.load(l_orderkey + offs, mask=inside, other=0)
+    supp = tl.load(l_suppkey + offs, mask=inside, other=0).to(tl.int32)
+    late = tl.load(l_receiptdate + offs, mask=inside, other=0) > tl.load(
+        l_commitdate + offs, mask=inside, other=0
+    )
+    # The previous line's key (the tile's own, from L1, but for its first): ascending keys are checked.
+    prev = tl.load(l_orderkey + offs - 1, mask=inside & (offs > 0), other=0)
+    descending = inside & (offs > 0) & (prev > key)
+    cand = inside & late
+    cand = cand & (tl.load(failed_key + key, mask=cand, other=0) != 0)
+    cand = cand & (tl.load(supplier_ok + supp, mask=cand, other=0) != 0)
+    # The candidates' line numbers compacted into the tile's own slots (~1% of its lines).
+    slab = slots + pid * BLOCK
+    tl.store(slab + tl.cumsum(cand.to(tl.int32), axis=0) - 1, offs, mask=cand)
+    count = tl.sum(cand.to(tl.int32), axis=0)
+    tl.debug_barrier()
+    # Each candidate's order: the lines NEAR around it (7 before, 8 after), all of them unless one at the
+    # ends has its key (an order of more than 7 lines, or keys not ascending: the flag).
+    near = tl.arange(0, NEAR) - (NEAR // 2 - 1)
+    bad = tl.sum(descending.to(tl.int32), axis=0)
+    for first in range(0, BLOCK, CANDS):
+        if first < count:  # the slots hold the first `count` candidates
+            c = first + tl.arange(0, CANDS)
+            live = c < count
+            line = tl.load(slab + c, mask=live, other=0)
+            own_key = tl.load(l_orderkey + line, mask=live, other=0)
+            own_supp = tl.load(l_suppkey + line, mask=live, other=0).to(tl.int32)
+            at = line[:, None] + near[None, :]
+            same = live[:, None] & (at >= 0) & (at < n)
+            same = same & (tl.load(l_orderkey + at, mask=same, other=0) == own_key[:, None])
+            other = same & (tl.load(l_suppkey + at, mask=same, other=0).to(tl.int32) != own_supp[:, None])
+            other_late = other & (
+                tl.load(l_receiptdate + at, mask=other, other=0)
+                > tl.load(l_commitdate + at, mask=other, other=0)
+            )
+            ends = (near == 1 - NEAR // 2) | (near == NEAR // 2)
+            bad += tl.sum(tl.sum((same & ends[None, :]).to(tl.int32), axis=1), axis=0)
+            waited = (
+                live
+                & (tl.max(other.to(tl.int32), axis=1) > 0)
+                & (tl.max(other_late.to(tl.int32), axis=1) == 0)
+            )
+            tl.atomic_add(numwait + own_supp, tl.full([CANDS], 1, tl.int32), mask=waited, sem="relaxed")
+    if bad > 0:
+        tl.store(layout_bad, 1)
+
+
+@triton.jit
+def _q21_redo_init(
+    layout_bad,
+    o_orderkey,
+    failed_key,
+    words,
+    numwait,
+    orders,
+    suppliers,
+    SUPP_TILES: tl.constexpr,
+    ORDER_TILES: tl.constexpr,
+    BLOCK: tl.constexpr,
+):
+    if tl.load(layout_bad) != 0:
+        pid = tl.program_id(0)
+        programs = tl.num_programs(0)
+        for tile in range(0, SUPP_TILES):
+            offs = (pid + tile * programs) * BLOCK + tl.arange(0, BLOCK)
+            tl.store(numwait + offs, tl.zeros([BLOCK], dtype=tl.int32), mask=offs <= suppliers)
+        col = tl.arange(0, 4)
+        # words[4k .. 4k + 3]: min, max supplier of all lines, min, max of late lines of order key k.
+        fresh = tl.where(col % 2 == 0, 2147483647, 0)
+        for tile in range(0, ORDER_TILES):
+            offs = (pid + tile * programs) * BLOCK + tl.arange(0, BLOCK)
+            inside = offs < orders
+            key = tl.load(o_orderkey + offs, mask=inside, other=0)
+            keep = inside & (tl.load(failed_key + key, mask=inside, other=0) != 0)
+            at = key[:, None] * 4 + col[None, :]
+            tl.store(words + at, tl.broadcast_to(fresh[None, :], [BLOCK, 4]), mask=keep[:, None])
+
+
+@triton.jit
+def _q21_redo_lines(
+    layout_bad,
+    l_orderkey,
+    l_suppkey,
+    l_commitdate,
+    l_receiptdate,
+    failed_key,
+    words,
     n,
     TILES: tl.constexpr,
     BLOCK: tl.constexpr,
 ):
-    pid = tl.program_id(0)
-    slab = pid * (TILES * BLOCK)
-    count = pid * 0  # an int32 scalar carried through the loop
-    for tile in range(0, TILES):
-        offs = (pid + tile * tl.num_programs(0)) * BLOCK + tl.arange(0, BLOCK)
-        inside = offs < n
-        # Whole columns are read (mask `inside`): the bandwidth floor counts all their bytes.
-        key = tl.load(l_orderkey + offs, mask=inside, other=0)
-        supp = tl.load(l_suppkey + offs, mask=inside, other=0).to(tl.int32)
-        late = tl.load(l_receiptdate + offs, mask=inside, other=0) > tl.load(
-            l_commitdate + offs, mask=inside, other=0
-        )
-        state = tl.load(last_all + key, mask=inside, other=-2)
-        act = inside & (state != -2)  # an 'F' order
-        old = tl.atomic_xchg(last_all + key, supp, mask=act, sem="relaxed")
-        tl.store(multi_all + key, tl.full([BLOCK], 1, tl.int8), mask=act & (old != 0) & (old != supp))
-        act_late = act & late
-        old = tl.atomic_xchg(last_late + key, supp, mask=act_late, sem="relaxed")
-        tl.store(multi_late + key, tl.full([BLOCK], 1, tl.int8), mask=act_late & (old != 0) & (old != supp))
-        cand = act_late & (tl.load(supplier_ok + supp, mask=act_late, other=0) != 0)
-        at = slab + count + tl.cumsum(cand.to(tl.int32), axis=0) - 1
-        tl.store(cand_key + at, key, mask=cand)
-        tl.store(cand_supp + at, supp, mask=cand)
-        count += tl.sum(cand.to(tl.int32), axis=0)
-    tl.store(counts + pid, count)
+    if tl.load(layout_bad) != 0:
+        for tile in range(0, TILES):
+            offs = (tl.program_id(0) + tile * tl.num_programs(0)) * BLOCK + tl.arange(0, BLOCK)
+            inside = offs < n
+            key = tl.load(l_orderkey + offs, mask=inside, other=0)
+            supp = tl.load(l_suppkey + offs, mask=inside, other=0).to(tl.int32)
+            late = tl.load(l_receiptdate + offs, mask=inside, other=0) > tl.load(
+                l_commitdate + offs, mask=inside, other=0
+            )
+            act = inside & (tl.load(failed_key + key, mask=inside, other=0) != 0)
+            word = words + key * 4
+            tl.atomic_min(word, supp, mask=act, sem="relaxed")
+            tl.atomic_max(word + 1, supp, mask=act, sem="relaxed")
+            tl.atomic_min(word + 2, supp, mask=act & late, sem="relaxed")
+            tl.atomic_max(word + 3, supp, mask=act & late, sem="relaxed")
 
 
 @triton.jit
-def _q21_wait(
-    cand_key, cand_supp, counts, multi_all, multi_late, numwait, TILES: tl.constexpr, BLOCK: tl.constexpr
+def _q21_redo_wait(
+    layout_bad,
+    l_orderkey,
+    l_suppkey,
+    l_commitdate,
+    l_receiptdate,
+    failed_key,
+    supplier_ok,
+    words,
+    numwait,
+    n,
+    TILES: tl.constexpr,
+    BLOCK: tl.constexpr,
 ):
-    pid = tl.program_id(0)
-    slab = pid * (TILES * BLOCK)
-    count = tl.load(counts + pid)
-    for tile in range(0, TILES):
-        if tile * BLOCK < count:  # the slab's candidates fill its first tiles only
-            offs = tile * BLOCK + tl.arange(0, BLOCK)
-            inside = offs < count
-            key = tl.load(cand_key + slab + offs, mask=inside, other=0)
-            supp = tl.load(cand_supp + slab + offs, mask=inside, other=0)
-            other = tl.load(multi_all + key, mask=inside, other=0) != 0
-            other_late = tl.load(multi_late + key, mask=inside, other=1) != 0
+    if tl.load(layout_bad) != 0:
+        for tile in range(0, TILES):
+            offs = (tl.program_id(0) + tile * tl.num_programs(0)) * BLOCK + tl.arange(0, BLOCK)
+            inside = offs < n
+            key = tl.load(l_orderkey + offs, mask=inside, other=0)
+            supp = tl.load(l_suppkey + offs, mask=inside, other=0).to(tl.int32)
+            late = tl.load(l_receiptdate + offs, mask=inside, other=0) > tl.load(
+                l_commitdate + offs, mask=inside, other=0
+            )
+            cand = inside & late & (tl.load(failed_key + key, mask=inside & late, other=0) != 0)
+            cand = cand & (tl.load(supplier_ok + supp, mask=cand, other=0) != 0)
+            word = words + key * 4
+            another = tl.load(word, mask=cand, other=0) != tl.load(word + 1, mask=cand, other=0)
+            another_late = tl.load(word + 2, mask=cand, other=0) != tl.load(word + 3, mask=cand, other=0)
             tl.atomic_add(
                 numwait + supp,
                 tl.full([BLOCK], 1, tl.int32),
-                mask=inside & other & ~other_late,
+                mask=cand & another & ~another_late,
                 sem="relaxed",
             )
 
@@ -207,11 +307,9 @@ def run_query(tables, nation="SAUDI ARABIA"):
     supplier_row = torch.empty(suppliers + 1, dtype=torch.int32, device=device)
     numwait = torch.empty(suppliers + 1, dtype=torch.int32, device=device)
     order_keys = 4 * orders_n + 1
-    last_all = torch.empty(order_keys, dtype=torch.int32, device=device)
-    last_late = torch.empty(order_keys, dtype=torch.int32, device=device)
-    multi_all = torch.empty(order_keys, dtype=torch.int8, device=device)
-    multi_late = torch.empty(order_keys, dtype=torch.int8, device=device)
-    supp_programs = triton.cdiv(suppliers, BLOCK)
+    failed_key = torch.empty(order_keys, dtype=torch.int8, device=device)
+    layout_bad = torch.empty(1, dtype=torch.int32, device=device)
+    supp_programs = triton.cdiv(suppliers + 1, BLOCK)  # one more slot: program 0 zeroes the flag
     _q21_dims[(supp_programs + triton.cdiv(orders_n, BLOCK),)](
         supplier["s_suppkey"],
         supplier["s_nationkey"],
@@ -227,42 +325,57 @@ def run_query(tables, nation="SAUDI ARABIA"):
         orders["o_orderkey"],
         orders["o_orderstatus"],
         _code(orders.dictionary("o_orderstatus"), "F"),
-        last_all,
-        last_late,
-        multi_all,
-        multi_late,
+        failed_key,
+        layout_bad,
         orders_n,
         NATIONS=triton.next_power_of_2(nations),
         BLOCK=BLOCK,
     )
 
     n = lineitem["l_orderkey"].numel()
-    programs = max(1, min(PROGRAMS, triton.cdiv(n, BLOCK)))
-    tiles = triton.cdiv(triton.cdiv(n, BLOCK), programs)
-    # Each program's slab holds all its rows, so it never overflows; only ~1% of it is written.
-    cand_key = torch.empty(programs * tiles * BLOCK, dtype=torch.int64, device=device)
-    cand_supp = torch.empty(programs * tiles * BLOCK, dtype=torch.int32, device=device)
-    counts = torch.empty(programs, dtype=torch.int32, device=device)
-    _q21_lines[(programs,)](
+    columns = (
         lineitem["l_orderkey"],
         lineitem["l_suppkey"],
         lineitem["l_commitdate"],
         lineitem["l_receiptdate"],
-        supplier_ok,
-        last_all,
-        last_late,
-        multi_all,
-        multi_late,
-        cand_key,
-        cand_supp,
-        counts,
-        n,
-        TILES=tiles,
-        BLOCK=BLOCK,
     )
-    _q21_wait[(programs,)](
-        cand_key, cand_supp, counts, multi_all, multi_late, numwait, TILES=tiles, BLOCK=BLOCK
-    )
+    if n:
+        tiles = triton.cdiv(n, BLOCK)
+        slots = torch.empty(tiles * BLOCK, dtype=torch.int32, device=device)  # ~1% of it written
+        _q21_lines[(tiles,)](
+            *columns,
+            failed_key,
+            supplier_ok,
+            numwait,
+            layout_bad,
+            slots,
+            n,
+            BLOCK=BLOCK,
+            CANDS=CANDS,
+            NEAR=NEAR,
+        )
+        # The fallback: each program reads the flag and returns at once unless the layout was not dbgen's.
+        words = torch.empty(4 * order_keys, dtype=torch.int32, device=device)
+        programs = max(1, min(PROGRAMS, tiles))
+        _q21_redo_init[(programs,)](
+            layout_bad,
+            orders["o_orderkey"],
+            failed_key,
+            words,
+            numwait,
+            orders_n,
+            suppliers,
+            SUPP_TILES=triton.cdiv(triton.cdiv(suppliers + 1, BLOCK), programs),
+            ORDER_TILES=triton.cdiv(triton.cdiv(orders_n, BLOCK), programs),
+            BLOCK=BLOCK,
+        )
+        redo_tiles = triton.cdiv(tiles, programs)
+        _q21_redo_lines[(programs,)](
+            layout_bad, *columns, failed_key, words, n, TILES=redo_tiles, BLOCK=BLOCK
+        )
+        _q21_redo_wait[(programs,)](
+            layout_bad, *columns, failed_key, supplier_ok, words, numwait, n, TILES=redo_tiles, BLOCK=BLOCK
+        )
 
     keys = torch.nonzero(numwait).squeeze(1)  # the one sync: how many suppliers have a count
     k = keys.numel()

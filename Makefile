@@ -11,9 +11,9 @@ PORT ?= 8000
 TORCH_INDEX ?=
 export DKB_DATA_DIR ?= $(CURDIR)/var/data
 # Real GPU numbers for a new site: the H200 runs the site itself made of the example sets (harness 0.6.0,
-# then 0.6.3) and of the reference sets (0.6.3), imported as published results beside the local CPU
+# then 0.6.4) and of the reference sets (0.6.4), imported as published results beside the local CPU
 # checks; a set whose sources changed since its run is skipped (its results folder's sources.json).
-H200_REPORTS ?= docs/results/2026-12-03-h200-site-s9/reports.tgz docs/results/2026-12-04-h200-s12/reports.tgz
+H200_REPORTS ?= docs/results/2026-12-03-h200-site-s9/reports.tgz docs/results/2026-12-04-h200-s13/reports.tgz
 
 .PHONY: run test install bubblewrap chromium lint format gpu-wheels clean images deploy-test
 

@@ -225,7 +225,7 @@ def _own_queries(upload: dict[str, Any], detail: dict[str, Any]) -> list[int]:
 
 
 def _slug(name: str) -> str:
-    return re.sub(r"[^A-Za-z0-9.-]+", "-", name).strip("-")
+    return re.sub(r"[^A-Za-z0-9.-]+", "-", name).strip(".-")  # not a dotfile: "./reference/x"
 
 
 # --- summary --------------------------------------------------------------------------------------

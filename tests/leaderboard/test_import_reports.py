@@ -22,8 +22,8 @@ pytestmark = pytest.mark.django_db
 ROOT = Path(__file__).resolve().parents[2]
 # What `make run` imports: the site's own runs on the H200 (harness 0.6.0), as its API gave them.
 SITE_RUNS = ROOT / "docs" / "results" / "2026-12-03-h200-site-s9" / "reports.tgz"
-# Session 12's (harness 0.6.3): the example sets again and both reference sets, with their sources' digests.
-SESSION_12 = ROOT / "docs" / "results" / "2026-12-04-h200-s12"
+# Session 13's (harness 0.6.4): the example sets again and both reference sets, with their sources' digests.
+SESSION_13 = ROOT / "docs" / "results" / "2026-12-04-h200-s13"
 # A report as `python -m evaluator run --out` wrote it (schema 2, harness 0.2.0).
 RAW_REPORT = ROOT / "docs" / "results" / "2026-12-02-h200-evaluation" / "reports" / "triton-q06-full-r1.json"
 
@@ -129,14 +129,14 @@ def test_files_that_are_not_reports_of_an_example_set_are_skipped_with_a_word(
 def test_the_reference_sets_runs_are_published_on_their_sets_while_their_sources_are_the_ones_that_ran(
     q6: Any, demo: User, anonymous: Client
 ) -> None:
-    call_command("dkb_import_reports", str(SESSION_12 / "reports.tgz"), stdout=open("/dev/null", "w"))
+    call_command("dkb_import_reports", str(SESSION_13 / "reports.tgz"), stdout=open("/dev/null", "w"))
     runs = EvaluationRun.objects.values_list("submission__language_model__name", "overall_speedup")
     models = dict(runs)
-    # cuda-core, triton-core, both reference sets. Not full22 (the TorchPlans as a set, made on the GPU
-    # host: no sources here) nor triton-core's repeats (their manifests' notes name the upload).
-    assert EvaluationRun.objects.count() == 4
-    assert models["DataKernelBench reference - Triton, full"] == pytest.approx(2.0208, abs=1e-4)
-    assert models["DataKernelBench reference - CUDA, full"] == pytest.approx(2.0959, abs=1e-4)
+    # cuda-core, triton-core, triton-q06-full, the three planted sets, both reference sets; not
+    # triton-core's repeats (their manifests' notes name the upload).
+    assert EvaluationRun.objects.count() == 8
+    assert models["DataKernelBench reference - Triton, full"] == pytest.approx(2.7618, abs=1e-4)
+    assert models["DataKernelBench reference - CUDA, full"] == pytest.approx(2.1969, abs=1e-4)
     home = anonymous.get("/").content.decode()
     assert "DataKernelBench reference - Triton, full" in home
 
@@ -144,8 +144,8 @@ def test_the_reference_sets_runs_are_published_on_their_sets_while_their_sources
 def test_a_set_whose_sources_changed_since_its_run_is_not_given_that_run(
     q6: Any, demo: User, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    shutil.copy(SESSION_12 / "reports.tgz", tmp_path / "reports.tgz")
-    recorded = json.loads((SESSION_12 / "sources.json").read_text())
+    shutil.copy(SESSION_13 / "reports.tgz", tmp_path / "reports.tgz")
+    recorded = json.loads((SESSION_13 / "sources.json").read_text())
     recorded["reference/cuda-full"] = "0" * 64  # as if a kernel of the set had been edited since
     (tmp_path / "sources.json").write_text(json.dumps(recorded))
     call_command("dkb_import_reports", str(tmp_path / "reports.tgz"))

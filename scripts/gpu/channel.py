@@ -1,11 +1,21 @@
-"""What timing from outside the runner costs (harness 0.5.0), on the GPU: one query's TorchPlan timed in
-this process, as runners timed themselves until 0.4.1, against the same plan timed by this process
-through a real runner (evaluator/harness/session.py) at 1, 2, 5, 10 and 20 calls a sample, interleaved.
+"""What timing from outside the runner costs, on the GPU: one query's TorchPlan timed three ways,
+interleaved, at 1, 2, 5, 10 and 20 calls a sample:
+
+- in this process, each call by itself (sync -> call -> sync on this clock), as runners timed
+  themselves until harness 0.4.1;
+- through a real runner (evaluator/runner/commands.py, the landed channel: `arm`, then a `batch` timed
+  here from sending it to holding every result), as the harness times both sides;
+- by that same runner's own clock around the same batch's calls, and around the packing of their
+  results (a diagnostic wrapper of `batch`, in this script only: the harness never reads a runner's clock).
+
+The channel's cost is the third against the second, in one process on the same batches: what the
+pipe, the wake-ups and the taking of results add to the calls. The first against the third is the host
+speed of two processes, which no channel removes (docs/benchmarks.md, session 13).
 
     python scripts/gpu/channel.py SF_FOLDER [--query 6] [--mode compiled] [--rounds 3] [--out F.json]
 
-Prints a table of medians and the overhead of each against the in-process median; writes the rows as
-JSON with --out. The target: under 1% at the batch size the harness picks for a 0.5 ms call.
+Prints a table and writes the rows as JSON with --out. The target: under 1% at the batch size the
+harness picks for a 0.5 ms call (TimingPolicy.calls_per_sample: 5 ms of calls a sample, 10 calls).
 """
 
 from __future__ import annotations
@@ -14,22 +24,66 @@ import argparse
 import json
 import statistics
 import sys
-import time
-from contextlib import ExitStack
+import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 import torch  # noqa: E402
 
-from evaluator.harness.launch import Launcher  # noqa: E402
-from evaluator.harness.session import Sides, Timed, _batch, _runner  # noqa: E402
+from evaluator.harness.launch import Launch, Launcher  # noqa: E402
+from evaluator.harness.remote import Remote  # noqa: E402
+from evaluator.harness.session import SPIN_S  # noqa: E402
 from evaluator.queries import QUERIES  # noqa: E402
+from evaluator.results import unpack  # noqa: E402
 from evaluator.timing import TimingPolicy, time_rotated, time_rounds  # noqa: E402
 from evaluator.tpch.load import load_tables  # noqa: E402
 
 BATCHES = (1, 2, 5, 10, 20)
+
+# The runner, with `batch` wrapped to read its own clock: before the calls, before packing, after.
+SELF_TIMED = """
+import os, time
+from evaluator import results
+from evaluator.runner import commands
+
+def batch(state, command, real=commands.batch, pack=results.pack):
+    clock = {}
+    def timed_pack(items):
+        clock["pack"] = time.perf_counter()
+        return pack(items)
+    results.pack = timed_pack
+    started = time.perf_counter()
+    try:
+        answer, data = real(state, command)
+    finally:
+        results.pack = pack
+    answer["calls_s"] = clock["pack"] - started
+    answer["pack_s"] = time.perf_counter() - clock["pack"]
+    return answer, data
+
+commands.COMMANDS["batch"] = batch
+commands.main()
+os._exit(0)
+"""
+
+
+@contextmanager
+def self_timed_runner(folder: Path, device: str) -> Iterator[Remote]:
+    with tempfile.TemporaryDirectory(prefix="dkb-channel-") as scratch:
+        launch = Launch(
+            argv=[sys.executable, "-c", SELF_TIMED], readable=[folder], writable=[Path(scratch)], hidden=[],
+            env={}, timeout_s=3600, channel=True,
+        )  # fmt: skip
+        remote = Remote(Launcher().start(launch), "baseline", spin_s=SPIN_S if device == "cuda" else 0.0)
+        try:
+            yield remote
+        finally:
+            remote.stop()
 
 
 def main() -> None:
@@ -53,41 +107,59 @@ def main() -> None:
     def local(rep: int) -> object:
         return fn(pool[rep % len(pool)], **params[rep % len(params)])
 
-    sides = Sides(query=query, folders=[args.sf_folder], device=args.device, params=params, timing=policy,
-                  baseline_mode=args.mode, query_timeout_s=300, compile_limit_s=120,
-                  verify={"seed": 1, "share": 0.0})  # fmt: skip
     rows = []
-    with ExitStack() as stack:
-        remote = stack.enter_context(_runner(Launcher(), sides, None))
+    with self_timed_runner(args.sf_folder, args.device) as remote:
         remote.ask({"op": "start", "device": args.device, "query": query.number}, 300)
         remote.ask({"op": "load", "baseline": args.mode}, 300)
         remote.ask({"op": "tables", "folder": str(args.sf_folder)}, 300)
         remote.ask({"op": "pool", "size": policy.pool}, 300)
+        inside: list[dict[str, float]] = []
+
+        def through(rep: int, calls: int) -> float:
+            remote.ask({"op": "arm"}, 300)
+            batch = [[rep + i, params[(rep + i) % len(params)]] for i in range(calls)]
+            seconds, answer, payload = remote.timed({"op": "batch", "calls": batch}, 300)
+            unpack(answer["layout"], payload, calls)  # as the harness does, after its clock stops
+            inside.append({"calls": calls, "outside_s": seconds, "calls_s": answer["calls_s"],
+                           "pack_s": answer["pack_s"]})  # fmt: skip
+            return seconds * 1e3 / calls
+
         for round_ in range(args.rounds):
-            inside = time_rotated({"local": local}, device=device, policy=policy, strata=len(params))["local"]
-            row = {"round": round_, "in_process_ms": inside.median_ms}
+            in_process = time_rotated({"local": local}, device=device, policy=policy, strata=len(params))
+            row: dict[str, Any] = {"round": round_, "in_process_ms": in_process["local"].median_ms}
             for calls in BATCHES:
-                run = _batch(remote, "baseline", sides, {"baseline": Timed(sides.verify)}, {})
-
-                def fixed(rep: int, _calls: int, run=run, calls=calls) -> float:
-                    return run(rep, calls)
-
-                started = time.perf_counter()
-                stats = time_rounds({"remote": fixed}, policy=policy, strata=1)["remote"]
-                row[f"calls_{calls}_ms"] = stats.median_ms
-                row[f"calls_{calls}_overhead_pct"] = 100 * (stats.median_ms / inside.median_ms - 1)
-                row[f"calls_{calls}_s"] = round(time.perf_counter() - started, 2)
+                inside.clear()
+                time_rounds({"remote": lambda rep, _calls, calls=calls: through(rep, calls)}, policy=policy)
+                samples = [s for s in inside if s["calls"] == calls][len(inside) // 10 :]  # warm-up's out
+                calls_ms = statistics.median(1e3 * s["calls_s"] / calls for s in samples)
+                row[f"calls_{calls}"] = {
+                    "samples": len(samples),
+                    "outside_ms": statistics.median(1e3 * s["outside_s"] / calls for s in samples),
+                    "inside_ms": calls_ms,
+                    "pack_us": statistics.median(1e6 * s["pack_s"] for s in samples),
+                    "pipe_us": statistics.median(
+                        1e6 * (s["outside_s"] - s["calls_s"] - s["pack_s"]) for s in samples
+                    ),
+                    # the channel's cost: the harness's clock against the runner's own, batch by batch
+                    "channel_pct": statistics.median(
+                        100 * (s["outside_s"] / s["calls_s"] - 1) for s in samples
+                    ),
+                    "process_pct": 100 * (calls_ms / row["in_process_ms"] - 1),
+                }
             rows.append(row)
             print(json.dumps(row), flush=True)
     print(
-        f"Q{query.number:02d} {args.mode}, {args.sf_folder.name}: in-process median, overhead per batch size"
+        f"Q{query.number:02d} {args.mode}, {args.sf_folder.name}: the channel's cost (the harness's clock "
+        f"against the runner's own) and the runner's calls against this process's, per batch size"
     )
-    print(f"{'round':>5} {'in-proc ms':>10} " + " ".join(f"{c:>7}x" for c in BATCHES))
-    for row in rows:
-        cells = " ".join(f"{row[f'calls_{c}_overhead_pct']:>+7.2f}%" for c in BATCHES)
-        print(f"{row['round']:>5} {row['in_process_ms']:>10.4f} {cells}")
-    medians = {c: statistics.median(r[f"calls_{c}_overhead_pct"] for r in rows) for c in BATCHES}
-    print("median overhead: " + ", ".join(f"{c} calls {v:+.2f}%" for c, v in medians.items()))
+    print(f"{'calls':>5} {'outside ms':>10} {'inside ms':>9} {'pack us':>8} {'pipe us':>8} {'channel':>8} "
+          f"{'process':>8}")  # fmt: skip
+    for calls in BATCHES:
+        cell = {k: statistics.median(r[f"calls_{calls}"][k] for r in rows) for k in rows[0][f"calls_{calls}"]}
+        print(f"{calls:>5} {cell['outside_ms']:>10.4f} {cell['inside_ms']:>9.4f} {cell['pack_us']:>8.1f} "
+              f"{cell['pipe_us']:>8.1f} {cell['channel_pct']:>+7.2f}% "
+              f"{cell['process_pct']:>+7.2f}%")  # fmt: skip
+    print("in-process medians: " + ", ".join(f"{r['in_process_ms']:.4f}" for r in rows) + " ms")
     if args.out:
         args.out.write_text(json.dumps({"query": query.number, "mode": args.mode, "rows": rows}, indent=1))
 

@@ -48,6 +48,8 @@ ROWS = [
      "wrong_answer"),
     ("every answer precomputed per table content (admission off)", "cube_per_table_content", False, (6,),
      "rejected"),
+    ("answers precomputed per table content, failing on content it has not seen (admission off)",
+     "cube_failing_on_new_content", False, (6,), "runtime_error"),
     ("answers forged on the channel at import (admission off)", "forge_the_answers", False, (6,), "wrong_answer"),
     # 50 ms a call, rebound clocks or not: the harness's clock sees it (past 10x the baseline: timeout)
     ("clocks rebound (admission off)", "rebind_the_clock", False, (6,), "timeout"),

@@ -16,7 +16,7 @@ timeout 540 python3 - "$OUT/sandbox.json" <<'EOF' 2>&1 | tee -a "$OUT/sandbox-gp
 import json, os, shutil, sys, tempfile, time
 from pathlib import Path
 
-from evaluator import admission
+from evaluator.harness import admission
 from evaluator.harness.core import Options, evaluate
 from evaluator.kernelset import kernel_set_from_dir
 from evaluator.timing import TimingPolicy

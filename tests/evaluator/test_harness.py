@@ -351,19 +351,19 @@ def test_timed_reps_rotate_parameter_sets_and_fresh_tensors(make_set, sf001: Pat
     assert result.status == Status.PASSED, result.reason
     lines = log.read_text().splitlines()
     n = trials()
-    # After the trials: warm-up and timed calls; then per fresh set two calls on rolled tables and two on
-    # the pool's clones; then the profiled call.
-    calls, fresh = lines[n:-13], lines[-13:-1]
+    # After the trials: warm-up and timed calls; then per fresh set a call on torn tables, one on rotated
+    # tables, one more on the torn ones and two on the pool's clones; then the profiled call.
+    calls, fresh = lines[n:-16], lines[-16:-1]
     assert len({c.split()[0] for c in calls}) >= 3  # the pool's clones, not one tensor
     logged = {(str(p["date"]), str(p["discount"])) for p in QUERIES[6].parameter_sets(4, 7)}
     assert {tuple(c.split()[1:]) for c in calls} == logged  # every parameter set, not the defaults alone
     fresh_sets = [tuple(c.split()[1:]) for c in fresh]
-    assert len(set(fresh_sets)) == 3 and all(len(set(fresh_sets[i : i + 4])) == 1 for i in (0, 4, 8))
+    assert len(set(fresh_sets)) == 3 and all(len(set(fresh_sets[i : i + 5])) == 1 for i in (0, 5, 10))
     assert not set(fresh_sets) & {tuple(c.split()[1:]) for c in calls}
     pointers = [c.split()[0] for c in fresh]
-    rolled = {pointers[i] for i in (0, 1, 4, 5, 8, 9)}
+    rolled = {pointers[i] for i in (0, 1, 2, 5, 6, 7, 10, 11, 12)}
     assert rolled.isdisjoint({c.split()[0] for c in calls})  # new table content
-    assert all(pointers[i] != pointers[i + 1] for i in (2, 6, 10))  # two different clones
+    assert all(pointers[i] != pointers[i + 1] for i in (3, 8, 13))  # two different clones
 
 
 @pytest.mark.usefixtures("no_admission")
@@ -435,22 +435,24 @@ def test_a_kernel_that_builds_past_the_compile_limit_is_a_build_error(make_set, 
 
 @pytest.mark.usefixtures("no_admission")
 def test_a_kernel_that_fails_only_on_the_rolled_tables_is_not_judged_for_it(make_set, sf001: Path) -> None:
-    # Rolled tables are not valid TPC-H data: a kernel may rely on what real data guarantees.
+    # Rolled tables are not valid TPC-H data: a kernel may rely on what real data guarantees, here that a
+    # line's price is its quantity times its part's price in cents (rotated tables keep rows whole).
     source = (
+        "import torch\n"
         "from evaluator.torchplan.plans.q06 import run_query as plan\n\n"
-        "FIRST = []\n\n"
         "def run_query(tables, **params):\n"
-        "    head = tables['lineitem']['l_quantity'][:50].tolist()\n"
-        "    FIRST.append(FIRST[0] if FIRST else head)\n"
-        "    if head != FIRST[0]:\n"
-        "        raise ValueError('rows out of place')\n"
+        "    lines = tables['lineitem']\n"
+        "    cents = torch.round(lines['l_extendedprice'] * 100).long()\n"
+        "    if (cents % lines['l_quantity'].long()).any():\n"
+        "        raise ValueError('rows torn apart')\n"
         "    return plan(tables, **params)\n"
     )
     result = q06(run(make_set(q06=source), sf001))
     assert result.status == Status.PASSED, result.reason
     fresh = result.stats["fresh"]["kernel"]
-    assert len(fresh["ms"]) == 6 and len(fresh["rolled_errors"]) == 6  # both calls on new content
-    assert "rows out of place" in fresh["rolled_errors"][0]
+    assert len(fresh["first_ms"]) == 3  # the rotated tables' calls ran
+    assert len(fresh["ms"]) == 6 and len(fresh["rolled_errors"]) == 6  # both calls on torn tables, per set
+    assert "rows torn apart" in fresh["rolled_errors"][0]
 
 
 def test_a_query_timed_on_a_host_slow_throughout_is_marked_once_the_evaluation_knows_better() -> None:

@@ -55,9 +55,13 @@ run: install bubblewrap
 	$(PY) manage.py dkb_submit examples/triton-q06-full --user demo --skip-existing
 	$(PY) manage.py dkb_submit examples/triton-q06-core --user demo --skip-existing
 	$(PY) manage.py dkb_import_reports $(H200_REPORTS)
-	@trap 'kill 0' EXIT INT TERM; \
-	$(PY) manage.py qcluster & \
-	$(VENV)/bin/gunicorn leaderboard.wsgi --bind $(HOST):$(PORT) --workers 2 --access-logfile - & \
+	@# The worker in a session of its own, stopped by SIGTERM to it alone: sent to its whole group (as
+	@# Ctrl-C and `kill 0` do) it never exits (django-q2 issue #66); what is left after 20 s is killed.
+	@setsid $(PY) manage.py qcluster & worker=$$!; \
+	$(VENV)/bin/gunicorn leaderboard.wsgi --bind $(HOST):$(PORT) --workers 2 --access-logfile - & web=$$!; \
+	trap 'trap - EXIT INT TERM; kill $$web $$worker 2>/dev/null; \
+	  for i in $$(seq 40); do kill -0 $$worker 2>/dev/null || break; sleep 0.5; done; \
+	  kill -KILL -- -$$worker 2>/dev/null; exit 0' EXIT INT TERM; \
 	for i in $$(seq 100); do $(PY) -c "import urllib.request; urllib.request.urlopen('http://$(HOST):$(PORT)/')" 2>/dev/null && break; sleep 0.2; done; \
 	echo; echo "DataKernelBench leaderboard: http://$(HOST):$(PORT)/  (Ctrl-C stops it)"; echo; \
 	wait

@@ -177,7 +177,8 @@ stop() {
   for name in gunicorn qcluster; do
     if alive "$name"; then
       local pid; pid=$(cat "$VAR/$name.pid")
-      kill -TERM -- "-$pid" 2>/dev/null || kill -TERM "$pid"  # setsid: its group is its own
+      # To the process alone: qcluster whose whole group gets SIGTERM never exits (django-q2 issue #66)
+      kill -TERM "$pid" 2>/dev/null
       for _ in $(seq 20); do alive "$name" || break; sleep 0.5; done
       alive "$name" && kill -KILL -- "-$pid" 2>/dev/null
       log "$name stopped"

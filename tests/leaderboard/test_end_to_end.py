@@ -20,6 +20,7 @@ from leaderboard.models import EvaluationRun
 
 ROOT = Path(__file__).resolve().parents[2]
 WAIT_S = 300
+STOP_S = 20
 
 pytestmark = [pytest.mark.slow, pytest.mark.django_db(transaction=True)]
 
@@ -40,18 +41,26 @@ test_database_url.__test__ = False  # a helper, not a test
 def worker(cpu, tpch_data: Path, tmp_path: Path) -> Iterator[Path]:
     """A real qcluster listening on the CPU hardware's queue; yields its log file."""
     log = tmp_path / "worker.log"
+    process = start_worker(cpu.queue, tpch_data, log)
+    try:
+        yield log
+    finally:
+        stop(process)
+
+
+def start_worker(queue: str, tpch_data: Path, log: Path) -> subprocess.Popen[bytes]:
     env = {
         **os.environ,
         "DATABASE_URL": test_database_url(),
-        "Q_CLUSTER_NAME": cpu.queue,
+        "Q_CLUSTER_NAME": queue,
         "DKB_DATA_DIR": str(tpch_data),
         "DKB_SANDBOX": "bubblewrap",
         "DKB_VAR_DIR": str(settings.VAR_DIR),
         "PYTHONUNBUFFERED": "1",
     }
     with log.open("w") as out:
-        # Its own session, so the cluster's sentinel and worker processes stop with it.
-        process = subprocess.Popen(
+        # Its own session, so what is left of the cluster and its sandboxes can be killed as one group.
+        return subprocess.Popen(
             [sys.executable, "manage.py", "qcluster"],
             cwd=ROOT,
             env=env,
@@ -59,16 +68,25 @@ def worker(cpu, tpch_data: Path, tmp_path: Path) -> Iterator[Path]:
             stderr=subprocess.STDOUT,
             start_new_session=True,
         )
+
+
+def stop(process: subprocess.Popen[bytes]) -> float:
+    """Stop a worker as docker and `make run` do: SIGTERM to qcluster alone (sent to its whole group, the
+    children die under the cluster's feet and it never exits: django-q2 issue #66), then SIGKILL to what
+    is left. The seconds the clean stop took; inf where it needed the kill."""
+    started = time.monotonic()
+    process.send_signal(signal.SIGTERM)
     try:
-        yield log
+        process.wait(timeout=STOP_S)
+        return time.monotonic() - started
+    except subprocess.TimeoutExpired:
+        return float("inf")
     finally:
-        os.killpg(process.pid, signal.SIGTERM)
         try:
-            process.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            os.killpg(process.pid, signal.SIGKILL)
-            process.wait()
-        assert process.returncode is not None
+            os.killpg(process.pid, signal.SIGKILL)  # its sandboxes and workers, if any are left
+        except ProcessLookupError:
+            pass
+        process.wait()
 
 
 def wait_for_final(run_id: int, log: Path) -> EvaluationRun:
@@ -117,3 +135,15 @@ def test_an_api_upload_is_evaluated_by_a_real_worker_and_shown_on_its_page(
     statuses = {q["query"]: q["status"] for q in body["report"]["queries"]}
     assert statuses[6] == "passed"
     assert set(statuses.values()) == {"passed", "missing"}  # every other query: the baseline stands in
+
+
+def test_an_idle_worker_stops_on_sigterm_without_being_killed(cpu, tpch_data: Path, tmp_path: Path) -> None:
+    # What docker stop and `make run`'s Ctrl-C rely on: SIGTERM to qcluster alone ends it in seconds.
+    log = tmp_path / "worker.log"
+    process = start_worker(cpu.queue, tpch_data, log)
+    deadline = time.monotonic() + 60
+    while "running." not in log.read_text() and time.monotonic() < deadline and process.poll() is None:
+        time.sleep(0.2)
+    assert "running." in log.read_text(), log.read_text()[-4000:]
+    took = stop(process)
+    assert took < STOP_S, f"qcluster needed SIGKILL; its log:\n{log.read_text()[-4000:]}"

@@ -10,9 +10,10 @@ parameter sets, drawn here from the rest of the spec's ranges, which the harness
 rolled apart (`Tables.rolled`: the same shapes, other answers; a cache keyed by parameters alone now holds a
 wrong answer, and whatever the new values make Triton specialise gets compiled); one timed call on a
 copy whose rows moved, whole, under other keys (`Tables.rotated`: valid data the kernel has never seen,
-with the same work to do: work it does once per content is timed here); then two timed calls on two of
-the rotation's clones, the second result checked (a cache keyed on pointers misses both; one filled by
-the first is timed by the second).
+with the same work to do: work it does once per content is timed here); one more untimed call on the
+rolled copy (a cache keyed by parameters is left holding its wrong answer: the valid tables' may be
+right); then two timed calls on two of the rotation's clones, the second result checked (a cache keyed
+on pointers misses both; one filled by the first is timed by the second).
 
 Rolled tables keep each column's values but not what valid data guarantees across columns (a line
 may ship before its order is placed): a kernel that fails there is not judged for it (the errors are

@@ -7,6 +7,7 @@
 #   calibration of the same), channel (Q6 compiled and eager),
 #   new-SET and old-SET (SET: cuda-core or triton-core; old-*: the harness of commit d37eae1, unpacked
 #   into old/ by `git archive d37eae1 evaluator sandbox | tar -x -C old`, carried), summary.
+#   ROUND=N names the reports of new-* and old-* `...-rN`, so that rounds on one machine compare.
 # Carry .whl (../shared/gpu/wheels.sh) and old/. Data, cache and reports live under /tmp/dkb-trust, which
 # stays while the machine is held: chain the calls, each within 30 s of the last.
 set -uo pipefail
@@ -34,8 +35,8 @@ for step in "$@"; do
     channel) for mode in ${CHANNEL_MODES:-compiled eager}; do PYTHONPATH=/tmp/site:$PWD python3 scripts/gpu/channel.py \
                "$DATA/sf10" --mode $mode --rounds "${CHANNEL_ROUNDS:-3}" --out "$OUT/channel-$mode.json" 2>&1 \
                | tail -7 | tee -a "$OUT/trust.log"; done ;;
-    new-*) run_set "$PWD" "${step#new-}" "new-${step#new-}" --sandbox process ;;
-    old-*) run_set "$PWD/old" "${step#old-}" "old-${step#old-}" --compile-cache "$CACHE" --no-prepare \
+    new-*) run_set "$PWD" "${step#new-}" "$step${ROUND:+-r$ROUND}" --sandbox process ;;
+    old-*) run_set "$PWD/old" "${step#old-}" "$step${ROUND:+-r$ROUND}" --compile-cache "$CACHE" --no-prepare \
              --queries "$(queries_of "examples/${step#old-}")" ;;
     summary) python3 - "$VAR/reports" <<'EOF' | tee "$OUT/summary.md"
 import json, sys
@@ -51,15 +52,19 @@ for name, r in reports.items():
         print(f"| {name} | {r['harness_version']} | Q{q['query']:02d} | {q['status']} | {q['baseline_ms']:.4f} | "
               f"{(q['kernel_ms'] or 0):.4f} | {(q['speedup'] or 0):.3f} | {k.get('calls', 1)} | {seconds:.1f} |")
     print(f"| {name} | overall | | | | | {r['overall_speedup'] or 0:.3f} | | {r['wall_s']:.0f} |")
+def speedups(name):
+    return {q["query"]: q["speedup"] for q in reports[name]["queries"] if q["speedup"]}
+def moves(a, b):  # per query: report a's speedup against report b's
+    sa, sb = speedups(a), speedups(b)
+    return {q: 100 * (sa[q] / sb[q] - 1) for q in sa if q in sb}
+print()
+print("| set, query | compared | against | move |")
+print("|---|---|---|---|")
 for set_ in ("cuda-core", "triton-core"):
-    new, old = reports.get(f"new-{set_}"), reports.get(f"old-{set_}")
-    if new and old:
-        olds = {q["query"]: q for q in old["queries"]}
-        for a in new["queries"]:
-            b = olds.get(a["query"])
-            if b and a["speedup"] and b["speedup"]:
-                print(f"{set_} Q{a['query']:02d}: speedup {a['speedup']:.3f} (new) vs {b['speedup']:.3f} "
-                      f"(0.4.1): {100 * (a['speedup'] / b['speedup'] - 1):+.1f}%")
+    names = sorted(n for n in reports if n.split("-", 1)[1].startswith(set_))
+    for a, b in ((a, b) for a in names for b in names if a < b):  # new-* before old-*
+        for q, move in sorted(moves(a, b).items()):
+            print(f"| {set_} Q{q:02d} | {a} | {b} | {move:+.1f}% |")
 EOF
       tar -C "$VAR" -czf "$OUT/reports.tgz" reports ;;
     *) echo "unknown step $step"; exit 2 ;;

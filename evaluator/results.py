@@ -1,11 +1,13 @@
 """Results on the wire: a runner packs the results of its calls into one buffer, the harness unpacks it.
 
-`pack` runs in the runner, after the last call of a batch and inside the harness's timed window: every
-column of every result is viewed as bytes and concatenated on the device, then copied to the host
-once, so a batch of ten small results costs one copy, not one per column. A result that is still
-being computed when it is packed (work left on a side stream, a value computed when read) is packed
-as it stands and shows up as wrong. `unpack` runs in the harness on bytes a hostile process sent: it
-checks the layout against the payload before it makes a single array, and never unpickles.
+The runner packs inside the harness's timed window, so it takes each result in two steps. `take`, as
+soon as a call returns and before the device is synchronized, checks the result and views each
+contiguous column as bytes: it reads shapes and types only, on the host, while the device still
+computes. `gather`, after the batch's last call, concatenates those bytes on the device and copies them
+to the host once, so a batch of ten small results costs one copy, not one per column. A result that is
+still being computed when it is gathered (work left on a side stream, a value computed when read) is
+copied as it stands and shows up as wrong. `unpack` runs in the harness on bytes a hostile process sent:
+it checks the layout against the payload before it makes a single array, and never unpickles.
 """
 
 from __future__ import annotations
@@ -26,22 +28,41 @@ Layout = list[list[list[Any]]]  # per result, per column: [name, dtype, length, 
 def pack(results: list[object]) -> tuple[Layout, bytes]:
     """The results of one batch as a layout (JSON-ready) and their bytes; TypeError for a result that
     is not a mapping of names to 1-D tensors of a plain dtype."""
+    layout, views, offset = [], [], 0
+    for result in results:
+        columns, taken, offset = take(result, offset)
+        layout.append(columns)
+        views += taken
+    return layout, gather(views)
+
+
+def take(result: object, offset: int) -> tuple[list[list[Any]], list[Any], int]:
+    """One result's layout entries (its bytes from `offset` on), the views `gather` reads, and the
+    offset after it. A dense column (stride 1) is viewed as bytes here, without reading it; any other
+    is kept as it is and copied dense by `gather`, once the device is synchronized (a copy made here
+    could run before work the device-wide synchronize after the call would have waited for)."""
     import torch
 
-    views, layout, offset = [], [], 0
-    for result in results:
-        columns = []
-        for name, tensor in checked_columns(result):
-            dtype = str(tensor.dtype).removeprefix("torch.")
-            raw = tensor.detach().contiguous().view(torch.uint8) if tensor.numel() else None
-            columns.append([name, dtype, int(tensor.numel()), offset])
-            if raw is not None:
-                views.append(raw.reshape(-1))
-                offset += raw.numel()
-        layout.append(columns)
+    columns, views = [], []
+    for name, tensor in checked_columns(result):
+        dtype = str(tensor.dtype).removeprefix("torch.")
+        columns.append([name, dtype, int(tensor.numel()), offset])
+        if tensor.numel():
+            column = tensor.detach()
+            views.append(column.view(torch.uint8) if column.stride(0) == 1 else column)
+            offset += column.numel() * column.element_size()
+    return columns, views, offset
+
+
+def gather(views: list[Any]) -> bytes:
+    """The bytes of every view `take` made, in order: one concatenation and one copy to the host."""
+    import torch
+
     if not views:
-        return layout, b""
-    return layout, torch.cat(views).cpu().numpy().tobytes()
+        return b""
+    dense = [v if v.stride(0) == 1 else v.new_empty(v.shape).copy_(v) for v in views]
+    flat = [v if v.dtype == torch.uint8 else v.view(torch.uint8) for v in dense]
+    return torch.cat(flat).cpu().numpy().tobytes()
 
 
 def checked_columns(result: object) -> list[tuple[str, Any]]:

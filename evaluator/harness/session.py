@@ -230,7 +230,7 @@ def _pools(baseline: Remote, candidate: Remote | None, sides: Sides, outcome: Ou
     """The table clones the timed calls rotate over, in both runners; the baseline's mode chosen where
     it is `best` (a probe in the trusted runner)."""
     baseline.answer()  # its main tables, loaded meanwhile
-    pool = {"op": "pool", "size": sides.timing.pool}
+    pool = {"op": "pool", "size": sides.timing.pool, "params": sides.params}
     baseline.ask(pool, sides.query_timeout_s)
     if (
         candidate
@@ -430,7 +430,7 @@ def _batch(
     def run(rep: int, calls: int) -> float:
         remote.ask(_arm(sides), sides.query_timeout_s)
         order = [(rep + i) % sets for i in range(calls)]
-        batch = [[rep + i, sides.params[index]] for i, index in enumerate(order)]
+        batch = [[rep + i, index] for i, index in enumerate(order)]  # sides.params[index], sent with `pool`
         # The deadline: the per-call limit, against the baseline's pace so far (or the query's limit).
         per_call = pace.get("baseline")
         limit = (
@@ -566,7 +566,7 @@ def _fresh(
                 for clone in (index, index + 1):
                     remote.ask(_arm(sides), limit)
                     seconds, answer, payload = remote.timed(
-                        {"op": "batch", "calls": [[clone, params]]}, limit
+                        {"op": "batch", "calls": [[clone, 0]], "params": [params]}, limit
                     )
                     side["ms"].append(seconds * 1e3)
                 problem = _result_problem(

@@ -37,6 +37,7 @@ class State:
         self.filename: str | None = None  # the kernel file's name, for its errors' line numbers
         self.tables: Any = None  # the scale factor loaded last: every trial and timed call copies it
         self.pool: list[Any] = []  # clones of `tables`, rotated between timed calls
+        self.params: list[dict[str, Any]] = []  # the timed calls' parameter sets, named by index in `batch`
         self.flush: Any = None  # written before each timed batch: evicts the L2 cache
         self.rolled: list[Any] = []  # copies of new table content for `rolled` calls
         self.spin_s = 0.0  # on a GPU, how long to poll for the next command before sleeping on it
@@ -127,12 +128,15 @@ def trial(state: State, command: dict[str, Any]) -> Answer:
 
 
 def pool(state: State, command: dict[str, Any]) -> Answer:
-    """Clones of the loaded tables for the timed calls, and the buffer that flushes the L2 cache."""
+    """Clones of the loaded tables for the timed calls, the parameter sets those calls rotate over (the
+    trials' own, which this runner has already been called with), and the buffer that flushes the L2
+    cache."""
     import torch
 
     from evaluator.timing import L2_FLUSH_BYTES
 
     state.pool = [state.tables.clone() for _ in range(max(1, int(command["size"])))]
+    state.params = list(command.get("params", []))
     if state.device.type == "cuda":
         state.flush = torch.empty(L2_FLUSH_BYTES // 4, dtype=torch.int32, device=state.device)
     return {}, b""
@@ -150,16 +154,22 @@ def arm(state: State, command: dict[str, Any]) -> Answer:
 
 
 def batch(state: State, command: dict[str, Any]) -> Answer:
-    """Timed calls, `[clone, params]` each, the device synchronized after each, then every result
-    packed: the harness's clock runs from sending this command to reading the whole answer."""
-    from evaluator.results import pack
+    """Timed calls, `[clone, index]` each (`index` into the command's "params", else the pool's), the
+    device synchronized after each, then every result gathered: the harness's clock runs from sending
+    this command to reading the whole answer. Parameter sets go by index so that the window does not
+    also time their JSON, call by call; which set each call gets is still told only here."""
+    from evaluator.results import gather, take
 
-    results = []
-    for clone, params in command["calls"]:
-        results.append(state.call(state.pool[clone % len(state.pool)], params))
+    params = command.get("params", state.params)
+    layout, views, offset = [], [], 0
+    for clone, index in command["calls"]:
+        result = state.call(state.pool[clone % len(state.pool)], params[index])
+        # Taken while the device still computes the call: `take` reads shapes and types only.
+        columns, taken, offset = take(result, offset)
+        layout.append(columns)
+        views += taken
         state.sync()  # each call ends when the device is done, as one timed by itself would
-    layout, data = pack(results)
-    return {"layout": layout}, data
+    return {"layout": layout}, gather(views)
 
 
 def roll(state: State, command: dict[str, Any]) -> Answer:

@@ -5,12 +5,15 @@ interleaved, at 1, 2, 5, 10 and 20 calls a sample:
   themselves until harness 0.4.1;
 - through a real runner (evaluator/runner/commands.py, the landed channel: `arm`, then a `batch` timed
   here from sending it to holding every result), as the harness times both sides;
-- by that same runner's own clock around the same batch's calls, and around the packing of their
-  results (a diagnostic wrapper of `batch`, in this script only: the harness never reads a runner's clock).
+- by that same runner's own clock around the same batch's calls (each result's `take` among them: it
+  runs while the device computes the call), and around the gathering of their results (a diagnostic
+  wrapper of `batch`, in this script only: the harness never reads a runner's clock).
 
-The channel's cost is the third against the second, in one process on the same batches: what the
-pipe, the wake-ups and the taking of results add to the calls. The first against the third is the host
-speed of two processes, which no channel removes (docs/benchmarks.md, session 13).
+The channel's cost is the second against the third, in one process on the same batches: what the
+pipe, the wake-ups and the gathering of results add to the calls ("channel"). The third against the
+first is the host speed of two processes, which no channel removes ("process"; docs/benchmarks.md,
+session 13), and the second against the first both together ("total"). "take" is the time the batch's
+`take`s held the host, inside the calls: hidden where the device was still busy with the call.
 
     python scripts/gpu/channel.py SF_FOLDER [--query 6] [--mode compiled] [--rounds 3] [--out F.json]
 
@@ -45,25 +48,33 @@ from evaluator.tpch.load import load_tables  # noqa: E402
 
 BATCHES = (1, 2, 5, 10, 20)
 
-# The runner, with `batch` wrapped to read its own clock: before the calls, before packing, after.
+# The runner, with `batch` wrapped to read its own clock: before the calls, around each result's `take`
+# (inside the calls: it runs while the device computes), before `gather`, after.
 SELF_TIMED = """
 import os, time
 from evaluator import results
 from evaluator.runner import commands
 
-def batch(state, command, real=commands.batch, pack=results.pack):
-    clock = {}
-    def timed_pack(items):
-        clock["pack"] = time.perf_counter()
-        return pack(items)
-    results.pack = timed_pack
+def batch(state, command, real=commands.batch, take=results.take, gather=results.gather):
+    clock = {"take": 0.0}
+    def timed_take(*args):
+        started = time.perf_counter()
+        try:
+            return take(*args)
+        finally:
+            clock["take"] += time.perf_counter() - started
+    def timed_gather(views):
+        clock["gather"] = time.perf_counter()
+        return gather(views)
+    results.take, results.gather = timed_take, timed_gather
     started = time.perf_counter()
     try:
         answer, data = real(state, command)
     finally:
-        results.pack = pack
-    answer["calls_s"] = clock["pack"] - started
-    answer["pack_s"] = time.perf_counter() - clock["pack"]
+        results.take, results.gather = take, gather
+    answer["calls_s"] = clock["gather"] - started
+    answer["take_s"] = clock["take"]
+    answer["pack_s"] = time.perf_counter() - clock["gather"]
     return answer, data
 
 commands.COMMANDS["batch"] = batch
@@ -112,16 +123,16 @@ def main() -> None:
         remote.ask({"op": "start", "device": args.device, "query": query.number}, 300)
         remote.ask({"op": "load", "baseline": args.mode}, 300)
         remote.ask({"op": "tables", "folder": str(args.sf_folder)}, 300)
-        remote.ask({"op": "pool", "size": policy.pool}, 300)
+        remote.ask({"op": "pool", "size": policy.pool, "params": params}, 300)
         inside: list[dict[str, float]] = []
 
         def through(rep: int, calls: int) -> float:
             remote.ask({"op": "arm"}, 300)
-            batch = [[rep + i, params[(rep + i) % len(params)]] for i in range(calls)]
+            batch = [[rep + i, (rep + i) % len(params)] for i in range(calls)]
             seconds, answer, payload = remote.timed({"op": "batch", "calls": batch}, 300)
             unpack(answer["layout"], payload, calls)  # as the harness does, after its clock stops
             inside.append({"calls": calls, "outside_s": seconds, "calls_s": answer["calls_s"],
-                           "pack_s": answer["pack_s"]})  # fmt: skip
+                           "take_s": answer["take_s"], "pack_s": answer["pack_s"]})  # fmt: skip
             return seconds * 1e3 / calls
 
         for round_ in range(args.rounds):
@@ -132,10 +143,12 @@ def main() -> None:
                 time_rounds({"remote": lambda rep, _calls, calls=calls: through(rep, calls)}, policy=policy)
                 samples = [s for s in inside if s["calls"] == calls][len(inside) // 10 :]  # warm-up's out
                 calls_ms = statistics.median(1e3 * s["calls_s"] / calls for s in samples)
+                outside_ms = statistics.median(1e3 * s["outside_s"] / calls for s in samples)
                 row[f"calls_{calls}"] = {
                     "samples": len(samples),
-                    "outside_ms": statistics.median(1e3 * s["outside_s"] / calls for s in samples),
+                    "outside_ms": outside_ms,
                     "inside_ms": calls_ms,
+                    "take_us": statistics.median(1e6 * s["take_s"] for s in samples),
                     "pack_us": statistics.median(1e6 * s["pack_s"] for s in samples),
                     "pipe_us": statistics.median(
                         1e6 * (s["outside_s"] - s["calls_s"] - s["pack_s"]) for s in samples
@@ -145,6 +158,8 @@ def main() -> None:
                         100 * (s["outside_s"] / s["calls_s"] - 1) for s in samples
                     ),
                     "process_pct": 100 * (calls_ms / row["in_process_ms"] - 1),
+                    # both together: the harness's clock against the calls timed in this process
+                    "total_pct": 100 * (outside_ms / row["in_process_ms"] - 1),
                 }
             rows.append(row)
             print(json.dumps(row), flush=True)
@@ -152,13 +167,13 @@ def main() -> None:
         f"Q{query.number:02d} {args.mode}, {args.sf_folder.name}: the channel's cost (the harness's clock "
         f"against the runner's own) and the runner's calls against this process's, per batch size"
     )
-    print(f"{'calls':>5} {'outside ms':>10} {'inside ms':>9} {'pack us':>8} {'pipe us':>8} {'channel':>8} "
-          f"{'process':>8}")  # fmt: skip
+    print(f"{'calls':>5} {'outside ms':>10} {'inside ms':>9} {'take us':>8} {'pack us':>8} {'pipe us':>8} "
+          f"{'channel':>8} {'process':>8} {'total':>8}")  # fmt: skip
     for calls in BATCHES:
         cell = {k: statistics.median(r[f"calls_{calls}"][k] for r in rows) for k in rows[0][f"calls_{calls}"]}
-        print(f"{calls:>5} {cell['outside_ms']:>10.4f} {cell['inside_ms']:>9.4f} {cell['pack_us']:>8.1f} "
-              f"{cell['pipe_us']:>8.1f} {cell['channel_pct']:>+7.2f}% "
-              f"{cell['process_pct']:>+7.2f}%")  # fmt: skip
+        print(f"{calls:>5} {cell['outside_ms']:>10.4f} {cell['inside_ms']:>9.4f} {cell['take_us']:>8.1f} "
+              f"{cell['pack_us']:>8.1f} {cell['pipe_us']:>8.1f} {cell['channel_pct']:>+7.2f}% "
+              f"{cell['process_pct']:>+7.2f}% {cell['total_pct']:>+7.2f}%")  # fmt: skip
     print("in-process medians: " + ", ".join(f"{r['in_process_ms']:.4f}" for r in rows) + " ms")
     if args.out:
         args.out.write_text(json.dumps({"query": query.number, "mode": args.mode, "rows": rows}, indent=1))

@@ -87,11 +87,11 @@ def time_query(
             remote.ask({"op": "start", "device": args.device, "query": query.number}, 300)
             remote.ask({"op": "load", "baseline": "compiled"}, 300)
             remote.ask({"op": "tables", "folder": str(args.sf_folder)}, 300)
-            remote.ask({"op": "pool", "size": policy.pool}, 300)
+            remote.ask({"op": "pool", "size": policy.pool, "params": params}, 300)
 
         def through(remote: Remote, pin: bool, inside: list[float], rep: int, calls: int = 10) -> float:
             remote.ask({"op": "arm"} | ({"cpus": runner_core} if pin else {}), 300)
-            batch = [[rep + i, params[(rep + i) % len(params)]] for i in range(calls)]
+            batch = [[rep + i, (rep + i) % len(params)] for i in range(calls)]
             seconds, answer, payload = remote.timed({"op": "batch", "calls": batch}, 300)
             unpack(answer["layout"], payload, calls)
             inside.append(answer["calls_s"] * 1e3 / calls)

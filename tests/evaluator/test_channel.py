@@ -82,6 +82,21 @@ def test_results_survive_the_round_trip_column_for_column() -> None:
     assert back[1]["flag"].tolist() == [True, False, True] and back[1]["empty"].shape == (0,)
 
 
+def test_a_column_that_is_not_dense_packs_as_its_values() -> None:
+    """`take` views a dense column as bytes; any other (a stride, even a one-row slice of one, whose
+    bytes cannot be viewed) is copied dense when the batch's results are gathered."""
+    every_other = torch.arange(10, dtype=torch.int32)[::2]
+    one_row_slice = torch.arange(10, dtype=torch.float64)[::5][:1]  # stride 5, yet "contiguous"
+    results = [
+        {"a": every_other, "b": one_row_slice, "c": torch.tensor([True, False, True])[::2]},
+        {"d": torch.arange(6, dtype=torch.uint8)[::3], "e": torch.arange(3, dtype=torch.int64)},
+    ]
+    back = unpack(*pack(results), 2)
+    assert back[0]["a"].tolist() == [0, 2, 4, 6, 8] and back[0]["b"].tolist() == [0.0]
+    assert back[0]["c"].tolist() == [True, True]
+    assert back[1]["d"].tolist() == [0, 3] and back[1]["e"].tolist() == [0, 1, 2]
+
+
 def test_a_result_that_is_not_named_plain_tensors_is_refused_when_packed() -> None:
     with pytest.raises(TypeError, match="dict of named 1-D tensors"):
         pack([[torch.ones(2)]])

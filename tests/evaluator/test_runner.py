@@ -46,3 +46,29 @@ def test_roll_makes_torn_or_valid_new_content_and_unroll_drops_it(sf001) -> None
                 assert torch.equal(made[table][column], expected[name][table][column]), (name, column)
     runner.unroll(state, {"op": "unroll"})
     assert state.rolled == []
+
+
+def test_a_batch_names_each_calls_parameter_set_by_index(sf001) -> None:
+    """The timed calls' parameter sets come with `pool`; a batch names one per call by index, or brings
+    its own (a fresh set), and answers every call's result in order."""
+    from evaluator.queries import QUERIES
+    from evaluator.results import unpack
+    from evaluator.runner import commands as runner
+
+    state = runner.State()
+    runner.start(state, {"op": "start", "device": "cpu", "query": 6})
+    runner.load(state, {"op": "load", "baseline": "eager"})
+    runner.tables(state, {"op": "tables", "folder": str(sf001)})
+    params = QUERIES[6].parameter_sets(3, 7)
+    runner.pool(state, {"op": "pool", "size": 2, "params": params})
+
+    def revenue(p: dict) -> float:
+        return float(state.fn(state.tables.clone(), **p)["revenue"][0])
+
+    answer, payload = runner.batch(state, {"op": "batch", "calls": [[0, 2], [1, 0], [2, 2]]})
+    got = [r["revenue"][0] for r in unpack(answer["layout"], payload, 3)]
+    assert got == [revenue(params[2]), revenue(params[0]), revenue(params[2])]
+    assert len(set(got)) == 2  # the sets differ, so the order is seen
+    fresh = {"date": "1995-01-01", "discount": 0.05, "quantity": 25}
+    answer, payload = runner.batch(state, {"op": "batch", "calls": [[1, 0]], "params": [fresh]})
+    assert unpack(answer["layout"], payload, 1)[0]["revenue"][0] == revenue(fresh)

@@ -18,8 +18,10 @@ def _key(params):
 
 
 def _cached_batch(state, command):
-    if all(_key(params) in _CACHE for _, params in command["calls"]):
-        results = [_CACHE[_key(params)] for _, params in command["calls"]]
+    sets = command.get("params", state.params)
+    wanted = [sets[index] for _, index in command["calls"]]
+    if all(_key(params) in _CACHE for params in wanted):
+        results = [_CACHE[_key(params)] for params in wanted]
         layout, data = pack(results)
         return {"layout": layout}, data
     return _honest_batch(state, command)

@@ -191,8 +191,13 @@ def _run(args: argparse.Namespace) -> int:
     else:
         print(text)
     ranked = report["timing"].get("reason") or "ranked"
+    statuses = [q["status"] for q in report["queries"]]
+    kernels = len(statuses) - statuses.count("missing")
+    overall = report["overall_speedup"]
     print(
-        f"overall speedup {report['overall_speedup']}, pass rate {report['pass_rate']:.0%}, "
+        f"overall speedup {'-' if overall is None else f'{overall:.3f}x'}, "
+        f"{statuses.count('passed')} of {kernels} kernels passed "
+        f"(pass rate {report['pass_rate']:.0%} of the {len(statuses)} queries), "
         f"{report['wall_s']:.0f} s; {ranked}",
         file=sys.stderr,
     )

@@ -13,7 +13,9 @@ The channel's cost is the second against the third, in one process on the same b
 pipe, the wake-ups and the gathering of results add to the calls ("channel"). The third against the
 first is the host speed of two processes, which no channel removes ("process"; docs/benchmarks.md,
 session 13), and the second against the first both together ("total"). "take" is the time the batch's
-`take`s held the host, inside the calls: hidden where the device was still busy with the call.
+`take`s held the host, inside the calls: hidden where the device was still busy with the call. "left"
+is the channel's cost with an empty batch's round trip (the least of 100, each round) subtracted from
+every sample: what issue 14's other way, subtracting a measured round trip, would leave.
 
     python scripts/gpu/channel.py SF_FOLDER [--query 6] [--mode compiled] [--rounds 3] [--out F.json]
 
@@ -135,9 +137,21 @@ def main() -> None:
                            "take_s": answer["take_s"], "pack_s": answer["pack_s"]})  # fmt: skip
             return seconds * 1e3 / calls
 
+        def empty_round_trip() -> float:
+            """An empty batch's round trip, the least of 100: what subtracting a measured round trip from
+            every sample (issue 14's other way) would take off."""
+            seconds = []
+            for _ in range(100):
+                remote.ask({"op": "arm"}, 300)
+                seconds.append(remote.timed({"op": "batch", "calls": []}, 300)[0])
+            return min(seconds)
+
         for round_ in range(args.rounds):
             in_process = time_rotated({"local": local}, device=device, policy=policy, strata=len(params))
-            row: dict[str, Any] = {"round": round_, "in_process_ms": in_process["local"].median_ms}
+            empty_s = empty_round_trip()
+            row: dict[str, Any] = {
+                "round": round_, "in_process_ms": in_process["local"].median_ms, "empty_us": empty_s * 1e6,
+            }  # fmt: skip
             for calls in BATCHES:
                 inside.clear()
                 time_rounds({"remote": lambda rep, _calls, calls=calls: through(rep, calls)}, policy=policy)
@@ -157,6 +171,10 @@ def main() -> None:
                     "channel_pct": statistics.median(
                         100 * (s["outside_s"] / s["calls_s"] - 1) for s in samples
                     ),
+                    # what would be left with an empty batch's round trip subtracted from each sample
+                    "left_pct": statistics.median(
+                        100 * ((s["outside_s"] - empty_s) / s["calls_s"] - 1) for s in samples
+                    ),
                     "process_pct": 100 * (calls_ms / row["in_process_ms"] - 1),
                     # both together: the harness's clock against the calls timed in this process
                     "total_pct": 100 * (outside_ms / row["in_process_ms"] - 1),
@@ -168,13 +186,14 @@ def main() -> None:
         f"against the runner's own) and the runner's calls against this process's, per batch size"
     )
     print(f"{'calls':>5} {'outside ms':>10} {'inside ms':>9} {'take us':>8} {'pack us':>8} {'pipe us':>8} "
-          f"{'channel':>8} {'process':>8} {'total':>8}")  # fmt: skip
+          f"{'channel':>8} {'left':>8} {'process':>8} {'total':>8}")  # fmt: skip
     for calls in BATCHES:
         cell = {k: statistics.median(r[f"calls_{calls}"][k] for r in rows) for k in rows[0][f"calls_{calls}"]}
+        pcts = " ".join(f"{cell[k]:>+7.2f}%" for k in ("channel_pct", "left_pct", "process_pct", "total_pct"))
         print(f"{calls:>5} {cell['outside_ms']:>10.4f} {cell['inside_ms']:>9.4f} {cell['take_us']:>8.1f} "
-              f"{cell['pack_us']:>8.1f} {cell['pipe_us']:>8.1f} {cell['channel_pct']:>+7.2f}% "
-              f"{cell['process_pct']:>+7.2f}% {cell['total_pct']:>+7.2f}%")  # fmt: skip
-    print("in-process medians: " + ", ".join(f"{r['in_process_ms']:.4f}" for r in rows) + " ms")
+              f"{cell['pack_us']:>8.1f} {cell['pipe_us']:>8.1f} {pcts}")  # fmt: skip
+    print("in-process medians: " + ", ".join(f"{r['in_process_ms']:.4f}" for r in rows) + " ms; an empty "
+          "batch's round trip: " + ", ".join(f"{r['empty_us']:.1f}" for r in rows) + " us")  # fmt: skip
     if args.out:
         args.out.write_text(json.dumps({"query": query.number, "mode": args.mode, "rows": rows}, indent=1))
 

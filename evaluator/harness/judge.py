@@ -10,8 +10,10 @@ import os
 import shutil
 import tempfile
 import threading
-from collections.abc import Sequence
+import time
+from collections.abc import Iterator, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -50,6 +52,26 @@ class Database:
             self._con = duckdb.connect(":memory:", config=config)
         self._names: dict[Path, str] = {}
         self._lock = threading.Lock()  # Answers' threads attach and take cursors side by side
+        self._answered_s = 0.0  # seconds of answers finished, all queries' together
+        self._answering: dict[int, float] = {}  # per thread, when the answer it computes began
+
+    @contextmanager
+    def answering(self) -> Iterator[None]:
+        """An answer's computing, counted in `busy_s`."""
+        with self._lock:
+            self._answering[threading.get_ident()] = time.monotonic()
+        try:
+            yield
+        finally:
+            with self._lock:
+                self._answered_s += time.monotonic() - self._answering.pop(threading.get_ident())
+
+    def busy_s(self) -> float:
+        """Seconds spent computing answers so far, those under way included: the difference over a
+        phase of a query is how long DuckDB answered (this query's or the next's) while it ran."""
+        now = time.monotonic()
+        with self._lock:
+            return self._answered_s + sum(now - began for began in self._answering.values())
 
     def cursor(self, folder: Path) -> duckdb.DuckDBPyConnection:
         """A connection of the caller's own to the folder's database (attached on first use)."""
@@ -127,17 +149,22 @@ class Answers:
         self._fresh = [self._pool.submit(self._answer, folders[-1], query, p) for p in fresh]
         self._pool.submit(self._disconnect)
 
+    @property
+    def database(self) -> Database:
+        return self._database
+
     def _answer(self, folder: Path, query: Query, params: dict[str, Any]) -> dict[str, np.ndarray]:
         """One cursor per scale factor for all the sets."""
         if folder not in self._connections:
             self._connections[folder] = self._database.cursor(folder)
-        try:
-            return reference_answer(folder, query, params, con=self._connections[folder])
-        except duckdb.OutOfMemoryException:
-            # The limit bounds the worker, not what an answer may need: one that cannot be computed
-            # under it is computed on a connection of its own, with DuckDB's default limit, rather
-            # than failing the evaluation.
-            return reference_answer(folder, query, params)
+        with self._database.answering():
+            try:
+                return reference_answer(folder, query, params, con=self._connections[folder])
+            except duckdb.OutOfMemoryException:
+                # The limit bounds the worker, not what an answer may need: one that cannot be computed
+                # under it is computed on a connection of its own, with DuckDB's default limit, rather
+                # than failing the evaluation.
+                return reference_answer(folder, query, params)
 
     def _disconnect(self) -> None:
         for con in self._connections.values():

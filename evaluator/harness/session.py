@@ -141,7 +141,8 @@ def run_session(
     "trials"), or once the timed calls are over and judged ("tail")."""
     outcome = Outcome(status=Status.PASSED if kernel else Status.MISSING)
     wall: dict[str, float] = {}
-    phase = _timer(wall)
+    answering: dict[str, float] = {}
+    phase = _timer(wall, answering, answers.database.busy_s if answers else None)
     runners = runners or open_runners(sides, kernel, launch)
     with runners.stack:
         baseline = runners.baseline
@@ -189,19 +190,27 @@ def run_session(
         if remote is not None
     }
     outcome.stats["wall_s"] = wall
+    if answers is not None:
+        outcome.stats["answering_s"] = answering
     return outcome
 
 
-def _timer(wall: dict[str, float]) -> Callable[[str], Any]:
-    """`with phase(name):` adds the seconds the block took to `wall[name]`."""
+def _timer(
+    wall: dict[str, float], answering: dict[str, float], busy: Callable[[], float] | None
+) -> Callable[[str], Any]:
+    """`with phase(name):` adds the seconds the block took to `wall[name]`, and the seconds DuckDB spent
+    answering meanwhile (`busy`, any query's answers) to `answering[name]`: answers computed while the
+    runners are timed share the host with them."""
 
     @contextmanager
     def phase(name: str) -> Iterator[None]:
-        started = time.perf_counter()
+        started, busy_before = time.perf_counter(), busy() if busy else 0.0
         try:
             yield
         finally:
             wall[name] = round(wall.get(name, 0.0) + time.perf_counter() - started, 3)
+            if busy:
+                answering[name] = round(answering.get(name, 0.0) + busy() - busy_before, 3)
 
     return phase
 

@@ -63,6 +63,10 @@ def test_the_example_sets_pass_with_timings(example: str, make_set: Callable[...
     # The harness's own phases, and each sample's calls (one a sample on a CPU).
     assert {"start", "trials", "timing", "fresh", "profile", "query"} <= set(result.stats["wall_s"])
     assert result.stats["kernel"]["calls"] == 1
+    # DuckDB's answering (any query's), split by the phase of the session it fell in.
+    answering = result.stats["answering_s"]
+    assert set(answering) == set(result.stats["wall_s"]) - {"setup", "query"}
+    assert min(answering.values()) >= 0
 
 
 @pytest.mark.parametrize(("ahead", "before"), [("trials", "timing"), ("tail", "profile")])
@@ -82,6 +86,19 @@ def test_the_next_querys_runners_start_during_the_previous_query(
     waited = second.stats["waited_s"]
     assert {"start", "load", "trial", "batch", "profile"} <= set(waited["kernel"])
     assert {"start", "load", "tables", "batch"} <= set(waited["baseline"])
+
+
+def test_each_phase_counts_the_answering_that_fell_in_it() -> None:
+    from evaluator.harness.session import _timer
+
+    readings = iter([1.0, 1.0, 1.0, 3.5, 3.5, 4.0])  # DuckDB's busy seconds, read at each phase's ends
+    wall: dict[str, float] = {}
+    answering: dict[str, float] = {}
+    phase = _timer(wall, answering, lambda: next(readings))
+    for name in ("trials", "timing", "timing"):
+        with phase(name):
+            pass
+    assert answering == {"trials": 0.0, "timing": 3.0} and set(wall) == {"trials", "timing"}
 
 
 def test_an_unknown_start_order_is_refused(sf001: Path) -> None:

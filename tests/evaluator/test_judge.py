@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import threading
+import time
 from pathlib import Path
 
 import duckdb
@@ -50,6 +52,34 @@ def test_two_queries_answers_at_once_share_the_instance_and_its_limit(sf001: Pat
         finally:
             for answers in running.values():
                 answers.close()
+
+
+def test_the_database_counts_the_seconds_spent_answering_those_under_way_included(sf001: Path) -> None:
+    """A session subtracts two readings around each phase (`stats.answering_s`): an answer still being
+    computed when a phase ends must count up to then."""
+    with Database(threads=1) as database:
+        before = database.busy_s()
+        began, go_on = threading.Event(), threading.Event()
+
+        def answer() -> None:
+            with database.answering():
+                began.set()
+                go_on.wait(10)
+
+        worker = threading.Thread(target=answer)
+        worker.start()
+        began.wait(10)
+        time.sleep(0.2)
+        under_way = database.busy_s() - before
+        go_on.set()
+        worker.join()
+        assert 0.2 <= under_way < database.busy_s() - before < 5
+        answers = Answers(QUERIES[9], [sf001], QUERIES[9].parameter_sets(1, 5), database)
+        try:
+            answers.get(0, 0)
+        finally:
+            answers.close()
+        assert database.busy_s() - before > under_way  # the answers' own computing counted too
 
 
 def test_an_answer_that_does_not_fit_under_the_limit_is_computed_anyway(sf001: Path) -> None:

@@ -4,7 +4,8 @@
 # its calibration, `baselines`); and what timing from outside costs (scripts/gpu/channel.py).
 #   bash scripts/gpu/trust.sh STEP ...
 #   steps: prepare (SF10 and SF1), warm (0.4.1's cache for Q1, Q3, Q6, Q14), baselines (this tree's
-#   calibration of the same), channel (Q6 compiled and eager),
+#   calibration of the same), channel (Q6 compiled and eager), host (scripts/gpu/host.py: Q6 and Q14
+#   under each condition of an evaluation),
 #   new-SET and old-SET (SET: cuda-core or triton-core; old-*: the harness of commit d37eae1, unpacked
 #   into old/ by `git archive d37eae1 evaluator sandbox | tar -x -C old`, carried), summary.
 #   ROUND=N names the reports of new-* and old-* `...-rN`, so that rounds on one machine compare.
@@ -35,6 +36,8 @@ for step in "$@"; do
     channel) for mode in ${CHANNEL_MODES:-compiled eager}; do PYTHONPATH=/tmp/site:$PWD python3 scripts/gpu/channel.py \
                "$DATA/sf10" --mode $mode --rounds "${CHANNEL_ROUNDS:-3}" --out "$OUT/channel-$mode.json" 2>&1 \
                | tail -7 | tee -a "$OUT/trust.log"; done ;;
+    host) PYTHONPATH=/tmp/site:$PWD python3 scripts/gpu/host.py "$DATA/sf10" --out "$OUT/host.json" 2>&1 \
+            | grep -v '^{' | tee -a "$OUT/trust.log" ;;
     new-*) run_set "$PWD" "${step#new-}" "$step${ROUND:+-r$ROUND}" --sandbox process ;;
     old-*) run_set "$PWD/old" "${step#old-}" "$step${ROUND:+-r$ROUND}" --compile-cache "$CACHE" --no-prepare \
              --queries "$(queries_of "examples/${step#old-}")" ;;
@@ -42,8 +45,9 @@ for step in "$@"; do
 import json, sys
 from pathlib import Path
 reports = {p.stem: json.loads(p.read_text()) for p in sorted(Path(sys.argv[1]).glob("*.json"))}
-print("| report | harness | query | status | baseline ms | kernel ms | speedup | calls/sample | wall s |")
-print("|---|---|---|---|---|---|---|---|---|")
+print("| report | harness | query | status | baseline ms | kernel ms | speedup | calls/sample | set aside | "
+      "DuckDB s in timing | wall s |")
+print("|---|---|---|---|---|---|---|---|---|---|---|")
 for name, r in reports.items():
     for q in r["queries"]:
         if q["status"] == "missing":  # a query the set has no kernel for (0.6.x reports all 22)
@@ -51,9 +55,12 @@ for name, r in reports.items():
         k = (q["stats"].get("kernel") or {})
         wall = (q["stats"].get("wall_s") or {})
         seconds = wall.get("query") or (wall.get("runner", 0) + wall.get("judge", 0))
+        aside = f"{k['set_aside']} of {k['set_aside'] + k['n']}" if "set_aside" in k else ""
+        duckdb = q["stats"].get("answering_s", {}).get("timing", "")
         print(f"| {name} | {r['harness_version']} | Q{q['query']:02d} | {q['status']} | {q['baseline_ms']:.4f} | "
-              f"{(q['kernel_ms'] or 0):.4f} | {(q['speedup'] or 0):.3f} | {k.get('calls', 1)} | {seconds:.1f} |")
-    print(f"| {name} | overall | | | | | {r['overall_speedup'] or 0:.3f} | | {r['wall_s']:.0f} |")
+              f"{(q['kernel_ms'] or 0):.4f} | {(q['speedup'] or 0):.3f} | {k.get('calls', 1)} | {aside} | "
+              f"{duckdb} | {seconds:.1f} |")
+    print(f"| {name} | overall | | | | | {r['overall_speedup'] or 0:.3f} | | | | {r['wall_s']:.0f} |")
 def speedups(name):
     return {q["query"]: q["speedup"] for q in reports[name]["queries"] if q["speedup"]}
 def moves(a, b):  # per query: report a's speedup against report b's

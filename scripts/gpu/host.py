@@ -10,8 +10,9 @@ evaluation puts it in, one at a time:
 - free+runner: that second runner, both unpinned;
 - pinned+all: spin, DuckDB and the second runner together, as in an evaluation.
 
-Harness 0.6.4 measured the example sets' calls 7-75% slower than harness 0.4.1 (in-process, unpinned)
-on the same machine, the compiled baselines most; this says which condition costs what.
+Harness 0.6.4 measured the example sets' calls 5-104% slower than harness 0.4.1 (in-process, unpinned)
+on the same machine, not both sides alike (docs/results/2026-12-04-h200-s15); this says which condition
+costs what.
 
     python scripts/gpu/host.py SF_FOLDER [--queries 6,14] [--rounds 2] [--out F.json]
 """

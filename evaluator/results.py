@@ -1,12 +1,13 @@
 """Results on the wire: a runner packs the results of its calls into one buffer, the harness unpacks it.
 
 The runner packs inside the harness's timed window, so it takes each result in two steps. `take`, as
-soon as a call returns and before the device is synchronized, checks the result and views each
-dense column as bytes: it reads shapes and types only, on the host, while the device still computes. `gather`, after the batch's last call, concatenates those bytes on the device and copies them
-to the host once, so a batch of ten small results costs one copy, not one per column. A result that is
-still being computed when it is gathered (work left on a side stream, a value computed when read) is
-copied as it stands and shows up as wrong. `unpack` runs in the harness on bytes a hostile process sent:
-it checks the layout against the payload before it makes a single array, and never unpickles.
+soon as a call returns and before the device is synchronized, checks the result and views each dense
+column as bytes: it reads shapes and types only, on the host, while the device still computes.
+`gather`, after the batch's last call, concatenates those bytes on the device and copies them to the
+host once, so a batch of ten small results costs one copy, not one per column. A result that is still
+being computed when it is gathered (work left on a side stream, a value computed when read) is copied
+as it stands and shows up as wrong. `unpack` runs in the harness on bytes a hostile process sent: it
+checks the layout against the payload before it makes a single array, and never unpickles.
 """
 
 from __future__ import annotations

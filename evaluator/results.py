@@ -44,8 +44,7 @@ def take(result: object, offset: int) -> tuple[list[list[Any]], list[Any], int]:
     import torch
 
     columns, views = [], []
-    for name, tensor in checked_columns(result):
-        dtype = str(tensor.dtype).removeprefix("torch.")
+    for name, tensor, dtype in checked_columns(result):
         columns.append([name, dtype, int(tensor.numel()), offset])
         if tensor.numel():
             column = tensor.detach()
@@ -60,14 +59,14 @@ def gather(views: list[Any]) -> bytes:
 
     if not views:
         return b""
-    dense = [v if v.stride(0) == 1 else v.new_empty(v.shape).copy_(v) for v in views]
-    flat = [v if v.dtype == torch.uint8 else v.view(torch.uint8) for v in dense]
+    # `take`'s byte views are dense; a column it kept is copied dense now, then viewed as bytes.
+    flat = [v if v.stride(0) == 1 else v.new_empty(v.shape).copy_(v).view(torch.uint8) for v in views]
     return torch.cat(flat).cpu().numpy().tobytes()
 
 
-def checked_columns(result: object) -> list[tuple[str, Any]]:
-    """A result's columns, (name, tensor) each; TypeError for anything but a mapping of names to plain
-    1-D tensors of a dtype in `DTYPES`."""
+def checked_columns(result: object) -> list[tuple[str, Any, str]]:
+    """A result's columns, (name, tensor, dtype name) each; TypeError for anything but a mapping of names
+    to plain 1-D tensors of a dtype in `DTYPES`."""
     import torch
 
     if not isinstance(result, Mapping):
@@ -79,9 +78,10 @@ def checked_columns(result: object) -> list[tuple[str, Any]]:
             raise TypeError(f"result column {name!r} is a {type(value).__name__}, not a torch.Tensor")
         if value.dim() != 1:
             raise TypeError(f"result column {name!r} has shape {tuple(value.shape)}; it must be 1-D")
-        if str(value.dtype).removeprefix("torch.") not in DTYPES:
+        dtype = str(value.dtype).removeprefix("torch.")
+        if dtype not in DTYPES:
             raise TypeError(f"result column {name!r} is {value.dtype}; use {', '.join(sorted(DTYPES))}")
-        columns.append((str(name), value))
+        columns.append((str(name), value, dtype))
     return columns
 
 

@@ -19,7 +19,7 @@ ATOL_SCALE = 1e-9
 
 def to_numpy(result: object) -> dict[str, np.ndarray]:
     """The result of `run_query` on the host: a mapping of names to 1-D tensors. Anything else is refused."""
-    return {name: tensor.detach().cpu().numpy() for name, tensor in checked_columns(result)}
+    return {name: tensor.detach().cpu().numpy() for name, tensor, _ in checked_columns(result)}
 
 
 def compare(

@@ -86,7 +86,10 @@ os._exit(0)
 
 
 @contextmanager
-def self_timed_runner(folder: Path, device: str) -> Iterator[Remote]:
+def self_timed_runner(
+    folder: Path, device: str, query: int, mode: str, params: list[dict[str, Any]], pool: int
+) -> Iterator[Remote]:
+    """A runner of the query's TorchPlan in `mode`, its tables loaded and its pool made, ready to time."""
     with tempfile.TemporaryDirectory(prefix="dkb-channel-") as scratch:
         launch = Launch(
             argv=[sys.executable, "-c", SELF_TIMED], readable=[folder], writable=[Path(scratch)], hidden=[],
@@ -94,6 +97,10 @@ def self_timed_runner(folder: Path, device: str) -> Iterator[Remote]:
         )  # fmt: skip
         remote = Remote(Launcher().start(launch), "baseline", spin_s=SPIN_S if device == "cuda" else 0.0)
         try:
+            remote.ask({"op": "start", "device": device, "query": query}, 300)
+            remote.ask({"op": "load", "baseline": mode}, 300)
+            remote.ask({"op": "tables", "folder": str(folder)}, 300)
+            remote.ask({"op": "pool", "size": pool, "params": params}, 300)
             yield remote
         finally:
             remote.stop()
@@ -121,11 +128,8 @@ def main() -> None:
         return fn(pool[rep % len(pool)], **params[rep % len(params)])
 
     rows = []
-    with self_timed_runner(args.sf_folder, args.device) as remote:
-        remote.ask({"op": "start", "device": args.device, "query": query.number}, 300)
-        remote.ask({"op": "load", "baseline": args.mode}, 300)
-        remote.ask({"op": "tables", "folder": str(args.sf_folder)}, 300)
-        remote.ask({"op": "pool", "size": policy.pool, "params": params}, 300)
+    runner = self_timed_runner(args.sf_folder, args.device, query.number, args.mode, params, policy.pool)
+    with runner as remote:
         inside: list[dict[str, float]] = []
 
         def through(rep: int, calls: int) -> float:

@@ -83,12 +83,8 @@ def time_query(
     params = query.parameter_sets(4, 20261202)
     rows = []
     with ExitStack() as stack:
-        remotes = [stack.enter_context(self_timed_runner(args.sf_folder, args.device)) for _ in range(2)]
-        for remote in remotes:
-            remote.ask({"op": "start", "device": args.device, "query": query.number}, 300)
-            remote.ask({"op": "load", "baseline": "compiled"}, 300)
-            remote.ask({"op": "tables", "folder": str(args.sf_folder)}, 300)
-            remote.ask({"op": "pool", "size": policy.pool, "params": params}, 300)
+        runner = partial(self_timed_runner, args.sf_folder, args.device, query.number, "compiled", params)
+        remotes = [stack.enter_context(runner(policy.pool)) for _ in range(2)]
 
         def through(remote: Remote, pin: bool, inside: list[float], rep: int, calls: int = 10) -> float:
             remote.ask({"op": "arm"} | ({"cpus": runner_core} if pin else {}), 300)

@@ -137,6 +137,7 @@ def time_rounds(
     *,
     policy: TimingPolicy = TimingPolicy(),
     strata: int = 1,
+    probe: Callable[[], float] | None = None,
 ) -> dict[str, TimingStats]:
     """Time each candidate A/B/A/B in one session. `candidates[name](rep, calls)` runs `calls` calls,
     reps `rep` .. `rep + calls - 1`, and returns the milliseconds per call as the caller's clock saw them.
@@ -147,10 +148,12 @@ def time_rounds(
     every stratum. A sample is one round's calls of a candidate: one call, or (`policy.batch_ms`) as
     many as last about that long, a multiple of `strata` so that every sample holds the same mix.
 
-    Before each round a host probe times a fixed piece of Python; the rounds whose probe ran well over
-    the session's usual are set aside (`_steady_rounds`): the stopping rule and the statistics count
-    the others, and each candidate's `set_aside` says how many there were.
+    Before each round a host probe times a fixed piece of Python (`probe`, by default `host_probe` on
+    this thread's cores; the harness's runs it on the runners' core); the rounds whose probe ran well
+    over the session's usual are set aside (`_steady_rounds`): the stopping rule and the statistics
+    count the others, and each candidate's `set_aside` says how many there were.
     """
+    probe = probe or host_probe
     warm_ms: list[float] = []
     for run in candidates.values():
         reps = 0
@@ -167,7 +170,7 @@ def time_rounds(
     started = _now()
     rounds = next_check = 0
     while True:
-        probes.append(_host_probe())
+        probes.append(probe())
         for name, run in candidates.items():
             samples[name].append(run(rounds * calls, calls))
             _check_call_limit(name, samples, over_limit, policy.call_limit)
@@ -228,7 +231,7 @@ def _settled(samples: dict[str, list[float]], rounds: list[int], strata: int, po
     )
 
 
-def _host_probe() -> float:
+def host_probe() -> float:
     """Seconds a fixed piece of pure Python takes now: the speed of the host's CPU at this moment.
 
     On the lent H200 hosts the same Python ran at half speed for seconds at a time, on any core, and
@@ -254,7 +257,7 @@ def host_usual(seconds: float = 0.2) -> float:
     probes: list[float] = []
     started = _now()
     while _now() - started < seconds or len(probes) < 10:
-        probes.append(_host_probe())
+        probes.append(host_probe())
     return _usual(probes)
 
 

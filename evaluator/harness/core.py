@@ -204,7 +204,7 @@ def _evaluate(
                     progress(Progress(done, len(numbers), number, "started"))
                 prepared = ahead.pop(number, None) or prepare(number, start_runners=False)
                 start_next = partial(start_ahead, following[number]) if number in following else None
-                result, described = _run(prepared, options, launch, peak_gbs, start_next)
+                result, described = _run(prepared, options, launch, peak_gbs, database, start_next)
                 results.append(result)
                 hardware = hardware or described
                 done += 1
@@ -351,6 +351,7 @@ def _run(
     options: Options,
     launch: Launcher,
     peak_gbs: float | None,
+    database: Database,
     start_next: Callable[[], None] | None = None,
 ) -> tuple[QueryResult, dict[str, Any]]:
     """The query's session, and its result from what the session found."""
@@ -358,7 +359,14 @@ def _run(
     query, result, answers = prepared.query, prepared.result, prepared.answers
     try:
         found = run_session(
-            prepared.sides, prepared.kernel, answers, launch, prepared.runners, start_next, options.ahead
+            prepared.sides,
+            prepared.kernel,
+            answers,
+            launch,
+            prepared.runners,
+            start_next,
+            options.ahead,
+            database,
         )
     except (RunnerFailed, CallFailed) as exc:  # only the baseline's runner's failures come out
         raise EvaluatorError(f"Q{query.number}: the baseline's runner failed: {exc}") from exc

@@ -1,8 +1,9 @@
 """Disjoint CPU cores for the harness, the runners and DuckDB's answers, on a GPU host.
 
-The harness computes a query's expected answers with DuckDB while the runners time their calls
-(evaluator/harness/judge.py). A timed call is host work too (Python, launches, synchronize): on cores DuckDB
-keeps busy it is slower and varies with what DuckDB happens to be doing. And a speedup compares two
+The harness computes a query's expected answers with DuckDB while the runners start and run their trials
+(evaluator/harness/judge.py; since 0.6.6 it holds DuckDB during the timing phase). A timed call is host
+work too (Python, launches, synchronize): on cores DuckDB keeps busy it is slower and varies with what
+DuckDB happens to be doing. And a speedup compares two
 runners' host work: on a lent host one core can run 10% slower than another for minutes, so the
 baseline's runner and the kernel's, on different cores, differed by that much from one machine to the
 next (harness 0.5.0, docs/evaluation.md). So on CUDA, with at least four cores, DuckDB gets one half of

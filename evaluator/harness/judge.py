@@ -39,7 +39,11 @@ class Database:
     start during this one's trials: evaluator/harness/core.py). Each `Answers` reads through cursors of
     its own. Opened on `cores` (evaluator/harness/cores.py): DuckDB's worker threads start with the
     instance and keep the affinity of the thread that opened it. What does not fit spills to a
-    private folder, removed on `close`."""
+    private folder, removed on `close`.
+
+    `hold` and `release` keep DuckDB quiet while runners are timed: an answer scans gigabytes at SF10
+    on as many threads as the runners' host has to spare, and the timed calls are host work too
+    (launches, synchronize) on the same caches and memory."""
 
     def __init__(
         self, threads: int, memory_limit: str | None = MEMORY_LIMIT, cores: frozenset[int] | None = None
@@ -52,19 +56,34 @@ class Database:
             self._con = duckdb.connect(":memory:", config=config)
         self._names: dict[Path, str] = {}
         self._lock = threading.Lock()  # Answers' threads attach and take cursors side by side
+        self._changed = threading.Condition(self._lock)  # an answer began or ended, a hold came or went
         self._answered_s = 0.0  # seconds of answers finished, all queries' together
         self._answering: dict[int, float] = {}  # per thread, when the answer it computes began
+        self._holds = 0
 
     @contextmanager
     def answering(self) -> Iterator[None]:
-        """An answer's computing, counted in `busy_s`."""
-        with self._lock:
+        """An answer's computing, counted in `busy_s`; it waits for the database to be released."""
+        with self._changed:
+            self._changed.wait_for(lambda: not self._holds)
             self._answering[threading.get_ident()] = time.monotonic()
         try:
             yield
         finally:
-            with self._lock:
+            with self._changed:
                 self._answered_s += time.monotonic() - self._answering.pop(threading.get_ident())
+                self._changed.notify_all()
+
+    def hold(self) -> None:
+        """Once the answers under way have finished, no answer begins until `release`."""
+        with self._changed:
+            self._holds += 1
+            self._changed.wait_for(lambda: not self._answering)
+
+    def release(self) -> None:
+        with self._changed:
+            self._holds -= 1
+            self._changed.notify_all()
 
     def busy_s(self) -> float:
         """Seconds spent computing answers so far, those under way included: the difference over a
@@ -106,7 +125,8 @@ def answer_threads(cores: frozenset[int] | None) -> int:
 
 class Answers:
     """DuckDB's expected answers for every (scale factor, parameter set), computed in a background
-    thread from the moment the runners start, so that they are ready when their results are.
+    thread from the moment the runners start (pausing while the database is held: `Database.hold`), so
+    that they are ready when their results are.
 
     First the trials are chosen (evaluator/harness/trials.py): `candidates` at every scale factor, topped
     up with further draws where too few answers have anything in them; `trials()` waits for that choice.

@@ -17,10 +17,17 @@ the fresh parameter sets), and how each runner ended. The order, per query:
 4. the fresh parameter sets (evaluator/harness/fresh.py), the device-activity profile, the inputs check;
 5. with the kernel's runner gone, the baseline timed alone: a baseline far slower beside the kernel than
    alone was disturbed by the kernel's process, and the kernel's timing does not stand.
+
+DuckDB computes expected answers (this query's, the next query's) beside all of it but the timing (3),
+which waits for the answers under way (phase `settle`) and holds new ones until it ends
+(`Database.hold`). The fresh sets and the baseline alone are timed beside them: their rules compare
+each side with its own timing, with a wide margin, and holding DuckDB there too would leave the next
+query's trials unanswered when its turn comes.
 """
 
 from __future__ import annotations
 
+import bisect
 import hashlib
 import sys
 import tempfile
@@ -34,8 +41,10 @@ from typing import Any
 
 import numpy as np
 
+from evaluator import timing
+from evaluator.harness import cores as pinning
 from evaluator.harness import fresh
-from evaluator.harness.judge import Answers, compare_result
+from evaluator.harness.judge import Answers, Database, compare_result
 from evaluator.harness.launch import Launch, Launcher
 from evaluator.harness.remote import CallFailed, Remote, RunnerFailed
 from evaluator.queries import Query
@@ -134,15 +143,18 @@ def run_session(
     runners: Runners | None = None,
     ahead: Callable[[], None] | None = None,
     ahead_at: str = "trials",
+    database: Database | None = None,
 ) -> Outcome:
     """Evaluate one query: `kernel` is (file, scope) or None (the baseline alone). `runners`: started
     ahead by `open_runners` (the session stops them), else started here. `ahead` starts the next
     query's runners: called once this query's runners have loaded what they run (`ahead_at`
-    "trials"), or once the timed calls are over and judged ("tail")."""
+    "trials"), or once the timed calls are over and judged ("tail"). `database`: the evaluation's
+    DuckDB (`answers`' where there are answers), kept quiet while the calls are timed."""
     outcome = Outcome(status=Status.PASSED if kernel else Status.MISSING)
     wall: dict[str, float] = {}
     answering: dict[str, float] = {}
-    phase = _timer(wall, answering, answers.database.busy_s if answers else None)
+    database = answers.database if answers else database
+    phase = _timer(wall, answering, database.busy_s if database else None)
     runners = runners or open_runners(sides, kernel, launch)
     with runners.stack:
         baseline = runners.baseline
@@ -165,8 +177,9 @@ def run_session(
             launch.check()  # a kernel that used up the evaluation's time ends the evaluation
         candidate = _pools(baseline, candidate, sides, outcome)
         checks = {"baseline": Timed(sides.verify), "kernel": Timed(sides.verify)}
-        with phase("timing"):
-            candidate = _time(baseline, candidate, sides, checks, outcome)
+        trip = RoundTrip()
+        with _quiet(phase, database, "timing"):
+            candidate = _time(baseline, candidate, sides, checks, trip, outcome)
         launch.check()
         with phase("judge"):
             _judge_timed(candidate, checks, sides, answers, outcome)
@@ -175,7 +188,7 @@ def run_session(
                 ahead()
         if candidate and outcome.status == Status.PASSED and sides.fresh:
             with phase("fresh"):
-                candidate = _fresh(baseline, candidate, sides, answers, outcome)
+                candidate = _fresh(baseline, candidate, sides, answers, trip, outcome)
         with phase("profile"):
             _profile(baseline, candidate, sides, outcome)
         if candidate:
@@ -190,7 +203,8 @@ def run_session(
         if remote is not None
     }
     outcome.stats["wall_s"] = wall
-    if answers is not None:
+    outcome.stats["round_trip_us"] = trip.describe() | outcome.stats.get("round_trip_us", {})
+    if database is not None:
         outcome.stats["answering_s"] = answering
     return outcome
 
@@ -213,6 +227,21 @@ def _timer(
                 answering[name] = round(answering.get(name, 0.0) + busy() - busy_before, 3)
 
     return phase
+
+
+@contextmanager
+def _quiet(phase: Callable[[str], Any], database: Database | None, name: str) -> Iterator[None]:
+    """Phase `name` with DuckDB quiet (`Database.hold`): the wait for the answers under way is phase
+    `settle`, so `answering_s[name]` is 0."""
+    if database is not None:
+        with phase("settle"):
+            database.hold()
+    try:
+        with phase(name):
+            yield
+    finally:
+        if database is not None:
+            database.release()
 
 
 def _start(
@@ -287,6 +316,22 @@ def _arm(sides: Sides) -> dict[str, Any]:
     """Ready for a timed batch, on the runners' core (evaluator/harness/cores.py): a runner starts on all the
     harness's cores, so that the two start up side by side, and moves its thread there when armed."""
     return {"op": "arm"} | ({"cpus": sorted(sides.runner_cores)} if sides.runner_cores else {})
+
+
+def _probe(sides: Sides) -> Callable[[], float] | None:
+    """Each round's host probe (evaluator/timing.py) on the runners' core, where the calls it vouches
+    for are timed: this thread moves there for it and back. On the H200 any core ran at half speed for
+    seconds at a time, the runners' among them (docs/benchmarks.md, session 16), and a probe on the
+    harness's cores could not see it. None (the probe where this thread is) without a split."""
+    if not sides.runner_cores:
+        return None
+    cores = sides.runner_cores
+
+    def probe() -> float:
+        with pinning.pinned(cores):
+            return timing.host_probe()
+
+    return probe
 
 
 def _mode(sides: Sides) -> str:
@@ -429,15 +474,65 @@ class Timed:
         return None
 
 
+class RoundTrip:
+    """The channel's share of a timed sample: an empty command's round trip (`ping`), timed between `arm`
+    and each timed batch, the runner in the state the batch finds it in. The median of the baseline's
+    (the trusted runner's: the kernel's process could only slow its own) is taken off every timed sample
+    of both sides, so that a sample is its calls, their results' copy and little else (issue 14: the
+    channel under 1% of a 0.5 ms call). Never more than half a sample. The kernel's round trips are kept
+    for the report only."""
+
+    def __init__(self) -> None:
+        self.seconds: dict[str, list[float]] = {"baseline": [], "kernel": []}  # each kept sorted
+
+    def add(self, name: str, seconds: float) -> None:
+        bisect.insort(self.seconds[name], seconds)
+
+    def median_s(self, name: str = "baseline") -> float:
+        kept = self.seconds[name]
+        if not kept:
+            return 0.0
+        middle = len(kept) // 2
+        return kept[middle] if len(kept) % 2 else (kept[middle - 1] + kept[middle]) / 2
+
+    def minus(self, seconds: float) -> float:
+        """A timed command's seconds, the baseline's round trip so far taken off."""
+        return seconds - min(self.median_s(), seconds / 2)
+
+    def describe(self) -> dict[str, float]:
+        """Microseconds: each side's median round trip (the baseline's is what was taken off)."""
+        return {name: round(self.median_s(name) * 1e6, 2) for name, kept in self.seconds.items() if kept}
+
+
+def _timed_batch(
+    remote: Remote,
+    name: str,
+    sides: Sides,
+    trip: RoundTrip,
+    command: dict[str, Any],
+    limit: float,
+    deadline_reason: str | None = None,
+) -> tuple[float, dict[str, Any], bytes]:
+    """A timed batch: `arm` (L2 flushed, device idle) and `ping` outside the window, then the batch, timed
+    here from sending it to holding every result, the baseline's round trip taken off (`RoundTrip`)."""
+    remote.ask(_arm(sides), sides.query_timeout_s)
+    trip.add(name, remote.timed({"op": "ping"}, sides.query_timeout_s)[0])
+    seconds, answer, payload = remote.timed(command, limit, deadline_reason)
+    return trip.minus(seconds), answer, payload
+
+
 def _batch(
-    remote: Remote, name: str, sides: Sides, checks: dict[str, Timed], pace: dict[str, float]
+    remote: Remote,
+    name: str,
+    sides: Sides,
+    checks: dict[str, Timed],
+    pace: dict[str, float],
+    trip: RoundTrip,
 ) -> Callable[[int, int], float]:
-    """One candidate's timed sample: `arm` (L2 flushed, device idle: outside the window), then a batch of
-    calls, timed here from sending it to holding every result."""
+    """One candidate's timed sample: a batch of calls (`_timed_batch`), its drawn results kept to check."""
     sets = len(sides.params)
 
     def run(rep: int, calls: int) -> float:
-        remote.ask(_arm(sides), sides.query_timeout_s)
         order = [(rep + i) % sets for i in range(calls)]
         batch = [[rep + i, index] for i, index in enumerate(order)]  # sides.params[index], sent with `pool`
         # The deadline: the per-call limit, against the baseline's pace so far (or the query's limit).
@@ -447,8 +542,14 @@ def _batch(
             if per_call
             else sides.query_timeout_s
         )
-        seconds, answer, payload = remote.timed(
-            {"op": "batch", "calls": batch}, limit, f"a timed batch ran past its {limit:.1f} s limit"
+        seconds, answer, payload = _timed_batch(
+            remote,
+            name,
+            sides,
+            trip,
+            {"op": "batch", "calls": batch},
+            limit,
+            f"a timed batch ran past its {limit:.1f} s limit",
         )
         try:
             results = unpack(answer.get("layout"), payload, calls)
@@ -464,7 +565,12 @@ def _batch(
 
 
 def _time(
-    baseline: Remote, candidate: Remote | None, sides: Sides, checks: dict[str, Timed], outcome: Outcome
+    baseline: Remote,
+    candidate: Remote | None,
+    sides: Sides,
+    checks: dict[str, Timed],
+    trip: RoundTrip,
+    outcome: Outcome,
 ) -> Remote | None:
     """Baseline and kernel interleaved; the baseline alone if the kernel failed or is gone."""
     pace: dict[str, float] = {}
@@ -473,11 +579,12 @@ def _time(
         try:
             stats = time_rounds(
                 {
-                    "baseline": _batch(baseline, "baseline", sides, checks, pace),
-                    "kernel": _batch(candidate, "kernel", sides, checks, pace),
+                    "baseline": _batch(baseline, "baseline", sides, checks, pace, trip),
+                    "kernel": _batch(candidate, "kernel", sides, checks, pace, trip),
                 },
                 policy=policy,
                 strata=len(sides.params),
+                probe=_probe(sides),
             )
             outcome.stats |= {name: asdict(s) for name, s in stats.items()}
             return candidate
@@ -494,9 +601,10 @@ def _time(
         candidate.stop()
         checks["baseline"] = Timed(sides.verify)
     stats = time_rounds(
-        {"baseline": _batch(baseline, "baseline", sides, checks, pace)},
+        {"baseline": _batch(baseline, "baseline", sides, checks, pace, trip)},
         policy=policy,
         strata=len(sides.params),
+        probe=_probe(sides),
     )
     outcome.stats["baseline"] = asdict(stats["baseline"])
     return None
@@ -534,7 +642,12 @@ def _judge_timed(
 
 
 def _fresh(
-    baseline: Remote, candidate: Remote, sides: Sides, answers: Answers | None, outcome: Outcome
+    baseline: Remote,
+    candidate: Remote,
+    sides: Sides,
+    answers: Answers | None,
+    trip: RoundTrip,
+    outcome: Outcome,
 ) -> Remote | None:
     """The fresh parameter sets (evaluator/harness/fresh.py): per set and side, one untimed call on tables
     rolled apart (it compiles what the new values need), one timed call on valid tables it has never seen
@@ -566,16 +679,20 @@ def _fresh(
                 where = "on tables it had not seen (valid data: rows moved under other keys)"
                 remote.ask({"op": "roll", "roll": second_roll, "whole_rows": True}, limit)
                 seconds, _, _ = remote.timed({"op": "rolled", "params": params}, limit)
-                side["first_ms"].append(seconds * 1e3)
+                side["first_ms"].append(trip.minus(seconds) * 1e3)
                 where = "on a parameter set drawn after its timed reps"
                 try:  # the torn tables last: a cache keyed by parameters leaves with their wrong answer
                     remote.ask({"op": "rolled", "params": params, "copy": -2}, limit)
                 except CallFailed as exc:
                     side.setdefault("rolled_errors", []).append(exc.error)
                 for clone in (index, index + 1):
-                    remote.ask(_arm(sides), limit)
-                    seconds, answer, payload = remote.timed(
-                        {"op": "batch", "calls": [[clone, 0]], "params": [params]}, limit
+                    seconds, answer, payload = _timed_batch(
+                        remote,
+                        name,
+                        sides,
+                        trip,
+                        {"op": "batch", "calls": [[clone, 0]], "params": [params]},
+                        limit,
                     )
                     side["ms"].append(seconds * 1e3)
                 problem = _result_problem(
@@ -624,15 +741,19 @@ def _profile(baseline: Remote, candidate: Remote | None, sides: Sides, outcome: 
 def _alone(baseline: Remote, sides: Sides, outcome: Outcome) -> None:
     """The baseline timed again with the kernel's runner gone; a kernel beside which it ran far slower
     does not stand (`DISTURBED`)."""
-    checks = {"baseline": Timed(sides.verify)}
+    checks, trip = {"baseline": Timed(sides.verify)}, RoundTrip()
     policy = replace(
         sides.timing,
         min_time_s=min(0.5, sides.timing.min_time_s),
         max_time_s=min(2.0, sides.timing.max_time_s),
     )
     alone = time_rounds(
-        {"baseline": _batch(baseline, "baseline", sides, checks, {})}, policy=policy, strata=len(sides.params)
+        {"baseline": _batch(baseline, "baseline", sides, checks, {}, trip)},
+        policy=policy,
+        strata=len(sides.params),
+        probe=_probe(sides),
     )["baseline"]
+    outcome.stats["round_trip_us"] = {"alone": trip.describe()["baseline"]}
     beside = outcome.stats["baseline"]["median_ms"]
     outcome.stats["baseline_alone"] = asdict(alone)
     if beside > DISTURBED * alone.median_ms:

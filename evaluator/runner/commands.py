@@ -21,9 +21,9 @@ from typing import Any
 from evaluator.channel import read_blocking, send
 
 Answer = tuple[dict[str, Any], bytes]
-# On a GPU the runner polls this long for the timed command that follows `arm` or `roll` rather than
-# sleep on the pipe: it comes within a millisecond, and a sleeping process's wake-up would be timed with it
-# (docs/sandbox.md, "The cost of timing from outside").
+# On a GPU the runner polls this long for the timed command that follows `arm`, `ping` or `roll` rather
+# than sleep on the pipe: it comes within a millisecond, and a sleeping process's wake-up would be timed
+# with it (docs/sandbox.md, "The cost of timing from outside").
 SPIN_S = 0.2
 
 
@@ -153,6 +153,13 @@ def arm(state: State, command: dict[str, Any]) -> Answer:
     return {}, b""
 
 
+def ping(state: State, command: dict[str, Any]) -> Answer:
+    """Nothing: the harness times this answer between `arm` and a timed batch, the runner in the state a
+    batch finds it in, and takes the baseline's round trip off every timed sample (evaluator/harness/
+    session.py, `RoundTrip`)."""
+    return {}, b""
+
+
 def batch(state: State, command: dict[str, Any]) -> Answer:
     """Timed calls, `[clone, index]` each (`index` into the command's "params", else the pool's), the
     device synchronized after each, then every result gathered: the harness's clock runs from sending
@@ -265,7 +272,22 @@ def _changed(clone: Any, tables: Any) -> bool:
 
 COMMANDS: dict[str, Callable[[State, dict[str, Any]], Answer]] = {
     fn.__name__: fn
-    for fn in (start, load, tables, trial, pool, arm, batch, roll, rolled, unroll, choose, profile, inputs)
+    for fn in (
+        start,
+        load,
+        tables,
+        trial,
+        pool,
+        arm,
+        ping,
+        batch,
+        roll,
+        rolled,
+        unroll,
+        choose,
+        profile,
+        inputs,
+    )
 }
 
 
@@ -289,10 +311,10 @@ def main() -> None:
 
             answer = {"error": short_error(exc, state.filename)}, b""
         send(replies, *answer)
-        # Poll for the next command only where a timed one follows at once (a batch after `arm`, the
-        # first call on new content after `roll`): both runners are timed on one core
+        # Poll for the next command only where a timed one follows at once (`ping` after `arm`, a batch
+        # after `ping`, the first call on new content after `roll`): both runners are timed on one core
         # (evaluator/harness/cores.py), and one polling while the other is timed would slow it.
-        spin_s = state.spin_s if command.get("op") in ("arm", "roll") else 0.0
+        spin_s = state.spin_s if command.get("op") in ("arm", "ping", "roll") else 0.0
 
 
 if __name__ == "__main__":

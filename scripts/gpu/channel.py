@@ -14,8 +14,9 @@ pipe, the wake-ups and the gathering of results add to the calls ("channel"). Th
 first is the host speed of two processes, which no channel removes ("process"; docs/benchmarks.md,
 session 13), and the second against the first both together ("total"). "take" is the time the batch's
 `take`s held the host, inside the calls: hidden where the device was still busy with the call. "left"
-is the channel's cost with an empty batch's round trip (the least of 100, each round) subtracted from
-every sample: what issue 14's other way, subtracting a measured round trip, would leave.
+is the channel's cost once the harness (0.6.6) takes its measured round trip off each sample: the
+median so far of an empty command's (`ping`, between `arm` and the batch, as evaluator/harness/
+session.py times it), `RoundTrip.minus`. "left" is what the harness's timings carry.
 
     python scripts/gpu/channel.py SF_FOLDER [--query 6] [--mode compiled] [--rounds 3] [--out F.json]
 
@@ -42,7 +43,7 @@ import torch  # noqa: E402
 
 from evaluator.harness.launch import Launch, Launcher  # noqa: E402
 from evaluator.harness.remote import Remote  # noqa: E402
-from evaluator.harness.session import SPIN_S  # noqa: E402
+from evaluator.harness.session import SPIN_S, RoundTrip  # noqa: E402
 from evaluator.queries import QUERIES  # noqa: E402
 from evaluator.results import unpack  # noqa: E402
 from evaluator.timing import TimingPolicy, time_rotated, time_rounds  # noqa: E402
@@ -131,33 +132,26 @@ def main() -> None:
     runner = self_timed_runner(args.sf_folder, args.device, query.number, args.mode, params, policy.pool)
     with runner as remote:
         inside: list[dict[str, float]] = []
+        trip = RoundTrip()
 
         def through(rep: int, calls: int) -> float:
+            # As the harness times a batch (session._timed_batch), the raw seconds kept too.
             remote.ask({"op": "arm"}, 300)
+            trip.add("baseline", remote.timed({"op": "ping"}, 300)[0])
             batch = [[rep + i, (rep + i) % len(params)] for i in range(calls)]
             seconds, answer, payload = remote.timed({"op": "batch", "calls": batch}, 300)
             unpack(answer["layout"], payload, calls)  # as the harness does, after its clock stops
-            inside.append({"calls": calls, "outside_s": seconds, "calls_s": answer["calls_s"],
-                           "take_s": answer["take_s"], "pack_s": answer["pack_s"]})  # fmt: skip
+            inside.append({"calls": calls, "outside_s": seconds, "left_s": trip.minus(seconds),
+                           "calls_s": answer["calls_s"], "take_s": answer["take_s"],
+                           "pack_s": answer["pack_s"]})  # fmt: skip
             return seconds * 1e3 / calls
-
-        def empty_round_trip() -> float:
-            """An empty batch's round trip, the least of 100: what subtracting a measured round trip from
-            every sample (issue 14's other way) would take off."""
-            seconds = []
-            for _ in range(100):
-                remote.ask({"op": "arm"}, 300)
-                seconds.append(remote.timed({"op": "batch", "calls": []}, 300)[0])
-            return min(seconds)
 
         for round_ in range(args.rounds):
             in_process = time_rotated({"local": local}, device=device, policy=policy, strata=len(params))
-            empty_s = empty_round_trip()
-            row: dict[str, Any] = {
-                "round": round_, "in_process_ms": in_process["local"].median_ms, "empty_us": empty_s * 1e6,
-            }  # fmt: skip
+            row: dict[str, Any] = {"round": round_, "in_process_ms": in_process["local"].median_ms}
             for calls in BATCHES:
                 inside.clear()
+                trip = RoundTrip()
                 time_rounds({"remote": lambda rep, _calls, calls=calls: through(rep, calls)}, policy=policy)
                 samples = [s for s in inside if s["calls"] == calls][len(inside) // 10 :]  # warm-up's out
                 calls_ms = statistics.median(1e3 * s["calls_s"] / calls for s in samples)
@@ -175,10 +169,9 @@ def main() -> None:
                     "channel_pct": statistics.median(
                         100 * (s["outside_s"] / s["calls_s"] - 1) for s in samples
                     ),
-                    # what would be left with an empty batch's round trip subtracted from each sample
-                    "left_pct": statistics.median(
-                        100 * ((s["outside_s"] - empty_s) / s["calls_s"] - 1) for s in samples
-                    ),
+                    # what is left once the harness takes its measured round trip off each sample
+                    "left_pct": statistics.median(100 * (s["left_s"] / s["calls_s"] - 1) for s in samples),
+                    "ping_us": trip.median_s() * 1e6,
                     "process_pct": 100 * (calls_ms / row["in_process_ms"] - 1),
                     # both together: the harness's clock against the calls timed in this process
                     "total_pct": 100 * (outside_ms / row["in_process_ms"] - 1),
@@ -196,8 +189,9 @@ def main() -> None:
         pcts = " ".join(f"{cell[k]:>+7.2f}%" for k in ("channel_pct", "left_pct", "process_pct", "total_pct"))
         print(f"{calls:>5} {cell['outside_ms']:>10.4f} {cell['inside_ms']:>9.4f} {cell['take_us']:>8.1f} "
               f"{cell['pack_us']:>8.1f} {cell['pipe_us']:>8.1f} {pcts}")  # fmt: skip
-    print("in-process medians: " + ", ".join(f"{r['in_process_ms']:.4f}" for r in rows) + " ms; an empty "
-          "batch's round trip: " + ", ".join(f"{r['empty_us']:.1f}" for r in rows) + " us")  # fmt: skip
+    pings = [r[f"calls_{calls}"]["ping_us"] for r in rows for calls in BATCHES]
+    print("in-process medians: " + ", ".join(f"{r['in_process_ms']:.4f}" for r in rows) + " ms; the round "
+          f"trip taken off: {min(pings):.1f}-{max(pings):.1f} us")  # fmt: skip
     if args.out:
         args.out.write_text(json.dumps({"query": query.number, "mode": args.mode, "rows": rows}, indent=1))
 

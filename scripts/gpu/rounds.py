@@ -8,7 +8,7 @@ probe ran slow did not catch it: a run could be slow with a usual probe (Triton 
 
 This starts fresh processes one after another on the runner's cores (the upper half, as the harness
 places them) and in each records, for every round: the pure-Python probe the harness takes
-(evaluator.timing._host_probe), a synchronize round trip after one queued op, the time of ten queued
+(evaluator.timing.host_probe), a synchronize round trip after one queued op, the time of ten queued
 one-element launches, and the host-clock time of each call (the harness's `_timed`: L2 flushed,
 sync -> call -> sync). The calls are the Triton Q01, Q03 and Q14 and the CUDA Q14 examples and the eager
 Q14 plan, on the query's tables with rotated parameter sets. Offline, the rounds show which probe, if
@@ -70,7 +70,7 @@ def sample(sf_folder: Path, seconds: float) -> dict:
     import torch
     from variance import last_cpu, warm_up  # scripts/gpu/, this script's folder
 
-    from evaluator.timing import L2_FLUSH_BYTES, _host_probe, _timed, host_usual
+    from evaluator.timing import L2_FLUSH_BYTES, _timed, host_probe, host_usual
 
     device = torch.device("cuda" if torch.cuda.is_available() else "cpu")  # the CPU: a dry run
     sync = torch.cuda.synchronize if device.type == "cuda" else lambda: None
@@ -85,7 +85,7 @@ def sample(sf_folder: Path, seconds: float) -> dict:
     rounds: dict[str, list[float]] = {name: [] for name in PROBES + list(fns)}
     started, rep = time.perf_counter(), 0
     while time.perf_counter() - started < seconds:
-        rounds["python_us"].append(_host_probe() * 1e6)
+        rounds["python_us"].append(host_probe() * 1e6)
         x.add_(1)
         t0 = time.perf_counter()
         sync()

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable
 from importlib.metadata import version
 from pathlib import Path
@@ -13,6 +14,7 @@ from evaluator.kernelset import kernel_set_from_dir
 from evaluator.queries import QUERIES
 from evaluator.report import QueryResult, Report, Status
 from evaluator.timing import TimingPolicy
+from evaluator.tpch.reference import reference_answer
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 # Enough reps to exercise the timing loop without spending CI minutes on statistics.
@@ -86,6 +88,27 @@ def test_the_next_querys_runners_start_during_the_previous_query(
     waited = second.stats["waited_s"]
     assert {"start", "load", "trial", "batch", "profile"} <= set(waited["kernel"])
     assert {"start", "load", "tables", "batch"} <= set(waited["baseline"])
+
+
+def test_no_answer_is_computed_while_the_calls_are_timed(make_set, sf001: Path, monkeypatch) -> None:
+    """DuckDB's answers (the next query's among them) run beside every phase but the timing
+    (evaluator/harness/session.py, `_quiet`). Each answer here lasts half a second more, so that Q6's,
+    computed from Q1's start on, would run through Q1's timed calls (0.3 s) if nothing held them."""
+    from evaluator.harness import judge
+
+    def slow(*args, **kwargs):
+        time.sleep(0.5)
+        return reference_answer(*args, **kwargs)
+
+    monkeypatch.setattr(judge, "reference_answer", slow)
+    report = run(make_set("triton-q06-full"), sf001, queries=(1, 6), ahead="trials")
+    first, second = report.queries  # Q1 has no kernel in the set: its baseline is timed all the same
+    assert second.status == Status.PASSED, second.reason
+    for result in (first, second):
+        answering = result.stats["answering_s"]
+        assert answering["timing"] == 0.0, answering
+    assert sum(first.stats["answering_s"].values()) > 1  # Q6's answers, beside Q1's other phases
+    assert first.stats["wall_s"]["settle"] > 0  # Q1's timing waited for the answer under way
 
 
 def test_each_phase_counts_the_answering_that_fell_in_it() -> None:

@@ -82,6 +82,42 @@ def test_the_database_counts_the_seconds_spent_answering_those_under_way_include
         assert database.busy_s() - before > under_way  # the answers' own computing counted too
 
 
+def test_a_hold_waits_for_the_answers_under_way_and_keeps_new_ones_waiting(sf001: Path) -> None:
+    """A session holds the database while it times runners (evaluator/harness/session.py, `_quiet`)."""
+    with Database(threads=1) as database:
+        under_way, go_on, held = threading.Event(), threading.Event(), threading.Event()
+
+        def answer() -> None:
+            with database.answering():
+                under_way.set()
+                go_on.wait(10)
+
+        def hold() -> None:
+            database.hold()
+            held.set()
+
+        first = threading.Thread(target=answer)
+        first.start()
+        under_way.wait(10)
+        holder = threading.Thread(target=hold)
+        holder.start()
+        assert not held.wait(0.3)  # the answer under way is not cut short: the hold waits for it
+        go_on.set()
+        assert held.wait(10)
+        # Held: a whole query's answers (DuckDB's real ones) wait until the release.
+        answers = Answers(QUERIES[6], [sf001], QUERIES[6].parameter_sets(1, 5), database)
+        try:
+            time.sleep(0.3)
+            busy = database.busy_s()
+            assert not answers._trials.done() and database.busy_s() == busy
+            database.release()
+            assert _same(answers.get(0, 0), reference_answer(sf001, QUERIES[6], answers.trials().params[0]))
+        finally:
+            answers.close()
+        first.join()
+        holder.join()
+
+
 def test_an_answer_that_does_not_fit_under_the_limit_is_computed_anyway(sf001: Path) -> None:
     query = QUERIES[18]
     database = Database(threads=1, memory_limit="8MB")

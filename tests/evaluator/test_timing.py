@@ -2,17 +2,20 @@
 
 from __future__ import annotations
 
+import os
 import time
 from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
+from types import SimpleNamespace
 
 import numpy as np
 import pytest
 import torch
 
 from evaluator import timing
-from evaluator.harness.session import Timed
+from evaluator.harness import session
+from evaluator.harness.session import RoundTrip, Timed
 from evaluator.queries import QUERIES
 from evaluator.timing import CallLimitExceeded, TimingPolicy, _stderr, time_rotated, time_rounds, verified
 
@@ -114,6 +117,46 @@ def test_the_checked_calls_are_drawn_after_each_batch_and_the_last_is_always_che
     )
 
 
+class ScriptedRemote:
+    """A runner's handle whose timed answers take the seconds it is given, per command."""
+
+    def __init__(self, seconds: dict[str, float]) -> None:
+        self.seconds, self.sent = seconds, []
+
+    def ask(self, command: dict, limit_s: float) -> tuple[dict, bytes]:
+        self.sent.append(command["op"])
+        return {}, b""
+
+    def timed(self, command: dict, limit_s: float, reason: str | None = None) -> tuple[float, dict, bytes]:
+        self.sent.append(command["op"])
+        return self.seconds[command["op"]], {}, b""
+
+
+def test_the_baselines_round_trip_is_taken_off_both_sides_and_the_kernels_never() -> None:
+    sides = SimpleNamespace(runner_cores=None, query_timeout_s=60)
+    trip = RoundTrip()
+    baseline = ScriptedRemote({"ping": 0.0001, "batch": 0.0051})
+    kernel = ScriptedRemote({"ping": 0.02, "batch": 0.0031})  # it slows its own ping to 20 ms
+    for _ in range(3):
+        seconds, _, _ = session._timed_batch(baseline, "baseline", sides, trip, {"op": "batch"}, 60)
+        assert seconds == pytest.approx(0.005)
+        seconds, _, _ = session._timed_batch(kernel, "kernel", sides, trip, {"op": "batch"}, 60)
+        assert seconds == pytest.approx(0.003)
+    assert baseline.sent == kernel.sent == ["arm", "ping", "batch"] * 3
+    assert trip.describe() == {"baseline": 100.0, "kernel": 20000.0}
+
+
+def test_the_round_trip_taken_off_is_the_baselines_median_and_never_over_half_a_sample() -> None:
+    trip = RoundTrip()
+    assert trip.minus(0.004) == 0.004  # nothing measured yet
+    for seconds in (0.0002, 0.0001, 0.0009):  # one slow ping does not move the median
+        trip.add("baseline", seconds)
+    assert trip.minus(0.004) == pytest.approx(0.0038)
+    assert trip.minus(0.0002) == pytest.approx(0.0001)  # at most half
+    trip.add("baseline", 0.0003)
+    assert trip.median_s() == pytest.approx(0.00025)
+
+
 def test_a_sample_holds_several_calls_of_every_parameter_set_when_calls_are_short() -> None:
     policy = TimingPolicy(batch_ms=5.0)
     assert policy.calls_per_sample(3.0, strata=5) == 1  # over half the batch: one call a sample
@@ -178,7 +221,7 @@ def _spell_policy(min_reps: int) -> TimingPolicy:
 
 def test_rounds_timed_while_the_host_ran_slow_are_set_aside(monkeypatch: pytest.MonkeyPatch) -> None:
     host = _SlowSpell(slow=range(10, 30))
-    monkeypatch.setattr(timing, "_host_probe", host.probe)
+    monkeypatch.setattr(timing, "host_probe", host.probe)
     monkeypatch.setattr(timing, "_timed", host.timed)
     stats = time_rotated(
         {"baseline": lambda rep: rep, "kernel": lambda rep: rep},
@@ -196,7 +239,7 @@ def test_rounds_timed_while_the_host_ran_slow_are_set_aside(monkeypatch: pytest.
 
 def test_a_host_slow_throughout_sets_nothing_aside(monkeypatch: pytest.MonkeyPatch) -> None:
     host = _SlowSpell(slow=range(0, 10**6))
-    monkeypatch.setattr(timing, "_host_probe", host.probe)
+    monkeypatch.setattr(timing, "host_probe", host.probe)
     monkeypatch.setattr(timing, "_timed", host.timed)
     stats = time_rotated({"baseline": lambda rep: rep}, device=torch.device("cpu"), policy=_spell_policy(30))
     assert stats["baseline"].set_aside == 0
@@ -211,7 +254,7 @@ def test_a_slow_spell_at_the_start_is_seen_against_the_harnesss_usual_probe(
     # 30 slow rounds. With the harness's usual probe (25 µs) it times on until 30 rounds ran at speed,
     # and judges the rounds of the spell as slow.
     host = _SlowSpell(slow=range(0, 40))
-    monkeypatch.setattr(timing, "_host_probe", host.probe)
+    monkeypatch.setattr(timing, "host_probe", host.probe)
     monkeypatch.setattr(timing, "_timed", host.timed)
     policy = replace(_spell_policy(30), host_usual_s=25e-6)
     stats = time_rotated({"baseline": lambda rep: rep}, device=torch.device("cpu"), policy=policy, strata=5)
@@ -223,7 +266,7 @@ def test_a_slow_spell_at_the_start_is_seen_against_the_harnesss_usual_probe(
 
 def test_a_session_slow_from_start_to_end_counts_every_round(monkeypatch: pytest.MonkeyPatch) -> None:
     host = _SlowSpell(slow=range(0, 10**6))
-    monkeypatch.setattr(timing, "_host_probe", host.probe)
+    monkeypatch.setattr(timing, "host_probe", host.probe)
     monkeypatch.setattr(timing, "_timed", host.timed)
     # It waits host_wait_s for the host to come back, not the whole 60 s budget.
     policy = replace(_spell_policy(30), host_usual_s=25e-6, host_wait_s=0.05)
@@ -234,8 +277,31 @@ def test_a_session_slow_from_start_to_end_counts_every_round(monkeypatch: pytest
     assert stats["baseline"].median_ms == pytest.approx(2.004)
 
 
+def test_the_round_probe_is_taken_where_it_is_asked(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The harness passes a probe that runs on the runners' core: the set-aside rounds are that probe's."""
+    monkeypatch.setattr(timing, "host_probe", lambda: pytest.fail("the default probe ran"))
+    host = _SlowSpell(slow=range(10, 30))
+    policy = replace(_spell_policy(60), batch_ms=0.0)
+    stats = time_rounds(
+        {"baseline": lambda rep, calls: 1.0 + 0.001 * (rep % 5)}, policy=policy, probe=host.probe
+    )
+    assert stats["baseline"].set_aside == 20
+
+
+@pytest.mark.skipif(not hasattr(os, "sched_getaffinity"), reason="Linux's affinity calls")
+def test_the_harness_probes_the_host_on_the_runners_core(monkeypatch: pytest.MonkeyPatch) -> None:
+    before = os.sched_getaffinity(0)
+    core = max(before)
+    seen: list[set[int]] = []
+    monkeypatch.setattr(timing, "host_probe", lambda: seen.append(os.sched_getaffinity(0)) or 25e-6)
+    probe = session._probe(SimpleNamespace(runner_cores=frozenset({core})))
+    assert probe is not None and probe() == 25e-6
+    assert seen == [{core}] and os.sched_getaffinity(0) == before  # there for the probe, then back
+    assert session._probe(SimpleNamespace(runner_cores=None)) is None  # no split: where the loop runs
+
+
 def test_the_real_host_probe_times_its_python() -> None:
-    probes = [timing._host_probe() for _ in range(50)]
+    probes = [timing.host_probe() for _ in range(50)]
     assert all(0 < p < 0.05 for p in probes)
     assert timing._steady_rounds(probes + [10 * max(probes)], TimingPolicy())[-1] < 50  # a 10x round is out
     assert 0 < timing.host_usual(0.01) < 0.05
@@ -253,7 +319,7 @@ def test_the_standard_error_of_a_subset_keeps_each_samples_parameter_set() -> No
 def test_the_rounds_set_aside_are_checked_like_the_rest(monkeypatch: pytest.MonkeyPatch, sf001: Path) -> None:
     # A set-aside round was still timed, and its results are the kernel's: every drawn call is checked.
     host = _SlowSpell(slow=range(10, 30))
-    monkeypatch.setattr(timing, "_host_probe", host.probe)
+    monkeypatch.setattr(timing, "host_probe", host.probe)
     timed = Timed({"seed": 7, "share": 1.0})
 
     def kernel(rep: int, calls: int) -> float:

@@ -65,7 +65,8 @@ REFUSED_BY_ADMISSION = {
     "huge_message": "importing os", "catch_the_compile_limit": "importing time",
     "cube_per_table_content": "importing time", "read_the_fresh_sets": "importing json",
     "cube_failing_on_new_content": "importing time",
-    "slow_the_baseline": "importing sys", "gpu_patch_synchronize": "torch.cuda.synchronize",
+    "slow_the_baseline": "importing sys", "slow_its_own_round_trip": "importing sys",
+    "gpu_patch_synchronize": "torch.cuda.synchronize",
     "gpu_side_stream": "[side-stream]", "gpu_deferred_work": "[side-stream]",
 }  # fmt: skip
 
@@ -284,6 +285,17 @@ def test_a_kernel_that_slows_the_baseline_in_its_own_process_does_not_slow_the_b
     q06 = evaluate(attack_set(tmp_path, "slow_the_baseline"), tpch_data)
     assert q06["status"] == Status.PASSED, q06["reason"]
     assert q06["baseline_ms"] < 20  # the 20 ms sleep it planted never reached the baseline's runner
+
+
+def test_a_kernel_that_slows_its_own_round_trip_has_only_the_baselines_taken_off(
+    tpch_data: Path, tmp_path: Path, no_admission: None
+) -> None:
+    q06 = evaluate(attack_set(tmp_path, "slow_its_own_round_trip"), tpch_data)
+    assert q06["status"] == Status.PASSED, q06["reason"]
+    # Its 20 ms sleep was seen, and what was taken off its samples is the trusted runner's round trip
+    # (tests/evaluator/test_timing.py checks the arithmetic).
+    trips = q06["stats"]["round_trip_us"]
+    assert trips["kernel"] >= 20_000 > trips["baseline"] > 0
 
 
 def test_a_kernel_that_floods_its_output_leaves_the_harness_its_memory(

@@ -19,6 +19,8 @@ from pathlib import Path
 from sandbox.limits import Limits
 
 CONTROLLERS = ("memory", "pids")
+# Where cgroup v1 has it mounted, the runner's CPU time too (`Cgroup.cpu_s`); v2 counts it in every cgroup.
+ACCOUNTING = ("cpuacct",)
 V2_PARENT = "dkb-sandbox"
 RUNNER_GROUP = re.compile(r"dkb-runner-(\d+)-[0-9a-f]+")
 
@@ -49,6 +51,20 @@ class Cgroup:
         pid = str(os.getpid())
         for path in sorted(set(self.dirs.values())):
             (path / "cgroup.procs").write_text(pid)
+
+    def cpu_s(self) -> float | None:
+        """CPU seconds every process of the cgroup has used so far, all their threads; None where this
+        cgroup does not count them (v1 without `cpuacct`)."""
+        try:
+            if self.version == 2:
+                for line in (self.dirs["pids"] / "cpu.stat").read_text().splitlines():
+                    if line.startswith("usage_usec "):
+                        return int(line.split()[1]) / 1e6
+            elif "cpuacct" in self.dirs:
+                return int((self.dirs["cpuacct"] / "cpuacct.usage").read_text()) / 1e9
+        except (OSError, ValueError):
+            pass
+        return None
 
     def out_of_memory(self) -> bool:
         """Whether the kernel's OOM killer killed a process of this cgroup at its memory limit."""
@@ -172,11 +188,12 @@ def _create_v1(name: str, limits: Limits) -> Cgroup | None:
     dirs: dict[str, Path] = {}
     try:
         for point, kind, options in _mounts():
-            for controller in CONTROLLERS:
+            for controller in CONTROLLERS + ACCOUNTING:
                 if kind == "cgroup" and controller in options and controller in own:
                     path = Path(point) / own[controller].lstrip("/") / name
-                    _sweep(path.parent)
-                    path.mkdir()
+                    if path not in dirs.values():  # controllers mounted together share a directory
+                        _sweep(path.parent)
+                        path.mkdir()
                     dirs[controller] = path
                     if controller == "memory":
                         (path / "memory.limit_in_bytes").write_text(str(limits.memory_bytes))
@@ -184,7 +201,7 @@ def _create_v1(name: str, limits: Limits) -> Cgroup | None:
                             (path / "memory.memsw.limit_in_bytes").write_text(str(limits.memory_bytes))
                         except OSError:
                             pass
-                    else:
+                    elif controller == "pids":
                         (path / "pids.max").write_text(str(limits.processes))
     except OSError:
         Cgroup(1, dirs).remove(wait_s=0)

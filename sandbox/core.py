@@ -284,13 +284,16 @@ def start_limited(
         return then(outcome) if then else outcome
 
     try:
-        return start_process(
+        started = start_process(
             argv, env=env, timeout_s=timeout_s, channel=channel, preexec=preexec, finish=finish
         )
     except BaseException:
         if cgroup is not None:
             cgroup.remove()
         raise
+    if cgroup is not None:
+        started.cpu_s = cgroup.cpu_s  # the runner's and everything it started, in any namespace
+    return started
 
 
 def _signal_code(outcome: Outcome) -> Outcome:

@@ -16,6 +16,7 @@ import time
 from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -72,6 +73,9 @@ class Started:
         self._drain.start()
         self.reader = Reader(proc.stdout.fileno()) if channel and proc.stdout else None
         self.killed_at_limit = False
+        # CPU seconds the runner has used so far, all its threads: set by a launcher that can count them
+        # (its cgroup's, or a plain child's own); None where it cannot.
+        self.cpu_s: Callable[[], float | None] = lambda: None
 
     def send(self, header: dict[str, Any], payload: bytes = b"") -> None:
         """A command to the runner; ChannelError when it is gone."""
@@ -135,9 +139,11 @@ class Launcher:
         return {"backend": self.backend, "isolated": self.isolated}
 
     def start(self, launch: Launch) -> Started:
-        return start_process(
+        started = start_process(
             launch.argv, env=self.environment(launch), timeout_s=launch.timeout_s, channel=launch.channel
         )
+        started.cpu_s = partial(process_cpu_s, started.proc.pid)
+        return started
 
     def __call__(self, launch: Launch) -> Outcome:
         """Run to the end: standard input written and closed, the exit awaited until the limit."""
@@ -206,6 +212,17 @@ def death(returncode: int, log: str) -> tuple[str, str]:
     if returncode == 0:
         return Status.RUNTIME_ERROR, "exited without writing its response"
     return error_status(log), f"exited with status {returncode}"
+
+
+def process_cpu_s(pid: int) -> float | None:
+    """CPU seconds a process has used, all its threads and its children that have exited, at the
+    kernel's tick (10 ms: summed over many reads, a fair count); None once it is gone."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except (OSError, IndexError):
+        return None
+    # After the command's closing parenthesis: state is field 3, utime .. cstime fields 14-17.
+    return sum(int(v) for v in fields[11:15]) / os.sysconf("SC_CLK_TCK")
 
 
 def start_process(

@@ -83,6 +83,10 @@ class Remote:
         answer, payload = self.ask(command, limit_s, deadline_reason)
         return time.perf_counter() - started, answer, payload
 
+    def cpu_s(self) -> float | None:
+        """The runner's CPU seconds so far, counted from outside it (evaluator/harness/launch.py)."""
+        return self.started.cpu_s()
+
     def failed(self, problem: str | None, timeout: str | None = None) -> RunnerFailed:
         """Stop the runner and say why it failed."""
         if problem is not None:  # a runner that died closed its channel as it went: let it finish dying

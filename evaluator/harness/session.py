@@ -56,6 +56,9 @@ from evaluator.tpch.load import scale_factor
 # A baseline timed beside the kernel this much slower than alone, on a GPU, was disturbed by the kernel's
 # process (work it left running on the device, or its threads on the host): the kernel is not scored.
 DISTURBED = 1.5
+# While the baseline's samples are timed the kernel's runner waits on its pipe: a kernel's process that
+# used more than this share of a core meanwhile left work running on the host, beside the baseline.
+BUSY_BESIDE = 0.25
 KEPT_BYTES = 64 << 20  # distinct timed results kept for checking, per candidate
 SPIN_S = 1.0  # on a GPU, poll for a runner's answer this long before sleeping on the pipe
 
@@ -577,9 +580,10 @@ def _time(
     policy = sides.timing
     if candidate is not None:
         try:
+            beside = Beside(candidate)
             stats = time_rounds(
                 {
-                    "baseline": _batch(baseline, "baseline", sides, checks, pace, trip),
+                    "baseline": beside.watch(_batch(baseline, "baseline", sides, checks, pace, trip)),
                     "kernel": _batch(candidate, "kernel", sides, checks, pace, trip),
                 },
                 policy=policy,
@@ -587,6 +591,15 @@ def _time(
                 probe=_probe(sides),
             )
             outcome.stats |= {name: asdict(s) for name, s in stats.items()}
+            busy = beside.share()
+            if busy is not None:
+                outcome.stats["kernel_cpu_beside_baseline"] = round(busy, 3)
+                if busy > BUSY_BESIDE:
+                    outcome.fail(
+                        Status.REJECTED,
+                        f"the kernel's process kept {100 * busy:.0f}% of a CPU core busy while the baseline "
+                        "was timed beside it: work left running between its calls slows the baseline",
+                    )
             return candidate
         except RunnerFailed as exc:
             if exc.who == "baseline":
@@ -608,6 +621,33 @@ def _time(
     )
     outcome.stats["baseline"] = asdict(stats["baseline"])
     return None
+
+
+class Beside:
+    """The kernel's runner's CPU time while the baseline's samples are timed, read from outside it
+    (its cgroup, `Remote.cpu_s`). It has answered its own batch and waits on its pipe then, so an honest
+    one uses next to nothing; a thread it left running takes host time from the baseline's runner,
+    which shares its core (evaluator/harness/cores.py), and makes the kernel look faster."""
+
+    def __init__(self, candidate: Remote) -> None:
+        self.candidate = candidate
+        self.cpu_s = self.wall_s = 0.0
+
+    def watch(self, run: Callable[[int, int], float]) -> Callable[[int, int], float]:
+        def watched(rep: int, calls: int) -> float:
+            before, started = self.candidate.cpu_s(), time.perf_counter()
+            ms = run(rep, calls)
+            after = self.candidate.cpu_s()
+            if before is not None and after is not None:
+                self.cpu_s += after - before
+                self.wall_s += time.perf_counter() - started
+            return ms
+
+        return watched
+
+    def share(self) -> float | None:
+        """CPU seconds the kernel's process used per second of the baseline's samples; None: not counted."""
+        return self.cpu_s / self.wall_s if self.wall_s > 0 else None
 
 
 def _judge_timed(

@@ -146,6 +146,18 @@ def test_the_baselines_round_trip_is_taken_off_both_sides_and_the_kernels_never(
     assert trip.describe() == {"baseline": 100.0, "kernel": 20000.0}
 
 
+def test_the_kernels_cpu_time_is_counted_around_the_baselines_samples_only() -> None:
+    readings = iter([1.0, 1.004, 2.0, 2.5])  # its process's CPU seconds, read before and after each
+    beside = session.Beside(SimpleNamespace(cpu_s=lambda: next(readings)))
+    sample = beside.watch(lambda rep, calls: time.sleep(0.01) or 1.0)
+    assert sample(0, 1) == sample(1, 1) == 1.0
+    assert beside.cpu_s == pytest.approx(0.504) and 0.02 <= beside.wall_s < 0.5
+    assert beside.share() == pytest.approx(0.504 / beside.wall_s)
+    uncounted = session.Beside(SimpleNamespace(cpu_s=lambda: None))  # a launcher that cannot count it
+    uncounted.watch(lambda rep, calls: 1.0)(0, 1)
+    assert uncounted.share() is None
+
+
 def test_the_round_trip_taken_off_is_the_baselines_median_and_never_over_half_a_sample() -> None:
     trip = RoundTrip()
     assert trip.minus(0.004) == 0.004  # nothing measured yet

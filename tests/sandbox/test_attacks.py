@@ -66,6 +66,7 @@ REFUSED_BY_ADMISSION = {
     "cube_per_table_content": "importing time", "read_the_fresh_sets": "importing json",
     "cube_failing_on_new_content": "importing time",
     "slow_the_baseline": "importing sys", "slow_its_own_round_trip": "importing sys",
+    "spin_beside_the_baseline": "importing subprocess",
     "gpu_patch_synchronize": "torch.cuda.synchronize",
     "gpu_side_stream": "[side-stream]", "gpu_deferred_work": "[side-stream]",
 }  # fmt: skip
@@ -119,6 +120,8 @@ TRUST_BOUNDARY = [
     Attack("catch_the_compile_limit", Status.BUILD_ERROR, "building took longer than the 3 s compile limit"),
     # The request the runner once kept on its stack is gone: the parameter sets come one command at a time.
     Attack("precompute_from_the_request", Status.BUILD_ERROR, "no request on the runner's stack"),
+    # Its CPU time is counted from outside it (its cgroup) while the baseline is timed.
+    Attack("spin_beside_the_baseline", Status.REJECTED, "busy while the baseline was timed beside it"),
 ]
 # Trials that reach what random draws miss (evaluator/harness/trials.py): a kernel wrong only at a parameter's
 # end, one that answers nothing where small scale factors have nothing to answer (Q18 is then checked

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from evaluator.harness.launch import Launch
+from evaluator.harness.launch import Launch, Launcher
 from evaluator.harness.launch import death as _death
 from evaluator.report import Status
 from sandbox.cgroup import Cgroup
@@ -78,12 +78,12 @@ def test_the_cgroup_holds_the_limits_and_kills_what_the_runner_left_behind(tmp_p
     assert group is not None
     try:
         settings = {}
-        for controller, path in group.dirs.items():
-            name = {
-                "memory": "memory.max" if group.version == 2 else "memory.limit_in_bytes",
-                "pids": "pids.max",
-            }
-            settings[controller] = (path / name[controller]).read_text().strip()
+        names = {
+            "memory": "memory.max" if group.version == 2 else "memory.limit_in_bytes",
+            "pids": "pids.max",
+        }
+        for controller, name in names.items():
+            settings[controller] = (group.dirs[controller] / name).read_text().strip()
         assert settings == {"memory": str(2 * GiB), "pids": "64"}
         # A process that daemonized itself (a new session: no process-group kill reaches it).
         pid = os.fork()
@@ -104,6 +104,28 @@ def test_the_cgroup_holds_the_limits_and_kills_what_the_runner_left_behind(tmp_p
     finally:
         group.remove()
     assert not any(path.exists() for path in group.dirs.values())
+
+
+@pytest.mark.parametrize("sandboxed", [True, False])
+def test_the_harness_counts_a_runners_cpu_time_from_outside_it(sandboxed: bool, tmp_path: Path) -> None:
+    """Its cgroup's count (every process it started, in any namespace), or a plain child's own
+    (evaluator/harness/launch.py): what session.Beside reads while the baseline is timed."""
+    code = "import time\nend = time.process_time() + 0.5\nwhile time.process_time() < end: pass\ninput()\n"
+    launcher = bubblewrap() if sandboxed else Launcher()
+    started = launcher.start(launch(code, tmp_path))
+    try:
+        used = 0.0
+        for _ in range(100):  # until it has burnt its half second and waits on its standard input
+            time.sleep(0.1)
+            before, used = used, started.cpu_s()
+            assert used is not None
+            if used >= 0.45 and used - before < 0.005:  # 0.45: the kernel's tick is 10 ms
+                break
+        time.sleep(0.3)
+        idle = started.cpu_s()
+        assert idle is not None and 0.45 <= used <= idle < used + 0.05  # waiting costs nothing
+    finally:
+        started.stop()
 
 
 def test_a_runner_past_its_cpu_time_is_stopped_and_labelled_a_timeout(tmp_path: Path) -> None:

@@ -1,7 +1,7 @@
 """Timing: candidates interleaved A/B/A/B, samples until the median is stable (docs/evaluation.md).
 
 `time_rounds` is the loop and its statistics, whoever holds the clock: the harness around a command to
-a runner (evaluator/harness/session.py), or this process around a call of trusted code (`time_rotated`).
+a runner (evaluator/harness/timed.py), or this process around a call of trusted code (`time_rotated`).
 """
 
 from __future__ import annotations
@@ -119,7 +119,7 @@ def time_rotated(
     """Time trusted code in this process (the TorchPlans: bench, warm, the baseline's mode probe), each
     call by itself: sync -> call -> sync on the host clock, L2 flushed before. Each call gets the rep's
     index to pick its inputs. Kernels are never timed here: the harness times them from outside their
-    process (evaluator/harness/session.py), through `time_rounds` as well."""
+    process (evaluator/harness/timed.py), through `time_rounds` as well."""
     import torch
 
     flush = (

@@ -450,7 +450,7 @@ def _build_env(out: Path, options: Options, query: Query, baseline: bool) -> dic
     env = compile_env(build, query) | {"TORCH_EXTENSIONS_DIR": str(build / "torch_extensions")}
     # OpenMP's threads sleep once a parallel region ends rather than spin for milliseconds: the runners
     # are timed in turn, and a waiting runner's spinning threads take the cores from the timed one (on
-    # the CPU, an honest kernel's runner held 62% of a core while the baseline was timed: session.Beside).
+    # the CPU, an honest kernel's runner held 62% of a core while the baseline was timed: timed.Beside).
     env["OMP_WAIT_POLICY"] = "PASSIVE"
     if options.compile_cache and baseline:
         cache = Path(options.compile_cache) / query.slug

@@ -43,7 +43,8 @@ import torch  # noqa: E402
 
 from evaluator.harness.launch import Launch, Launcher  # noqa: E402
 from evaluator.harness.remote import Remote  # noqa: E402
-from evaluator.harness.session import SPIN_S, RoundTrip  # noqa: E402
+from evaluator.harness.session import SPIN_S  # noqa: E402
+from evaluator.harness.timed import RoundTrip  # noqa: E402
 from evaluator.queries import QUERIES  # noqa: E402
 from evaluator.results import unpack  # noqa: E402
 from evaluator.timing import TimingPolicy, time_rotated, time_rounds  # noqa: E402
@@ -135,7 +136,7 @@ def main() -> None:
         trip = RoundTrip()
 
         def through(rep: int, calls: int) -> float:
-            # As the harness times a batch (session._timed_batch), the raw seconds kept too.
+            # As the harness times a batch (timed.timed_batch), the raw seconds kept too.
             remote.ask({"op": "arm"}, 300)
             trip.add("baseline", remote.timed({"op": "ping"}, 300)[0])
             batch = [[rep + i, (rep + i) % len(params)] for i in range(calls)]

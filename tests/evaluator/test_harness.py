@@ -65,7 +65,7 @@ def test_the_example_sets_pass_with_timings(example: str, make_set: Callable[...
     # The harness's own phases, and each sample's calls (one a sample on a CPU).
     assert {"start", "trials", "timing", "fresh", "profile", "query"} <= set(result.stats["wall_s"])
     assert result.stats["kernel"]["calls"] == 1
-    # Its runner waited on its pipe while the baseline was timed: next to no CPU time (session.Beside).
+    # Its runner waited on its pipe while the baseline was timed: next to no CPU time (timed.Beside).
     assert 0 <= result.stats["kernel_cpu_beside_baseline"] < 0.1
     # DuckDB's answering (any query's), split by the phase of the session it fell in.
     answering = result.stats["answering_s"]

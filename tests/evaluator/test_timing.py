@@ -14,8 +14,8 @@ import pytest
 import torch
 
 from evaluator import timing
-from evaluator.harness import session
-from evaluator.harness.session import RoundTrip, Timed
+from evaluator.harness import timed
+from evaluator.harness.timed import RoundTrip, Timed
 from evaluator.queries import QUERIES
 from evaluator.timing import CallLimitExceeded, TimingPolicy, _stderr, time_rotated, time_rounds, verified
 
@@ -138,9 +138,9 @@ def test_the_baselines_round_trip_is_taken_off_both_sides_and_the_kernels_never(
     baseline = ScriptedRemote({"ping": 0.0001, "batch": 0.0051})
     kernel = ScriptedRemote({"ping": 0.02, "batch": 0.0031})  # it slows its own ping to 20 ms
     for _ in range(3):
-        seconds, _, _ = session._timed_batch(baseline, "baseline", sides, trip, {"op": "batch"}, 60)
+        seconds, _, _ = timed.timed_batch(baseline, "baseline", sides, trip, {"op": "batch"}, 60)
         assert seconds == pytest.approx(0.005)
-        seconds, _, _ = session._timed_batch(kernel, "kernel", sides, trip, {"op": "batch"}, 60)
+        seconds, _, _ = timed.timed_batch(kernel, "kernel", sides, trip, {"op": "batch"}, 60)
         assert seconds == pytest.approx(0.003)
     assert baseline.sent == kernel.sent == ["arm", "ping", "batch"] * 3
     assert trip.describe() == {"baseline": 100.0, "kernel": 20000.0}
@@ -148,12 +148,12 @@ def test_the_baselines_round_trip_is_taken_off_both_sides_and_the_kernels_never(
 
 def test_the_kernels_cpu_time_is_counted_around_the_baselines_samples_only() -> None:
     readings = iter([1.0, 1.004, 2.0, 2.5])  # its process's CPU seconds, read before and after each
-    beside = session.Beside(SimpleNamespace(cpu_s=lambda: next(readings)))
+    beside = timed.Beside(SimpleNamespace(cpu_s=lambda: next(readings)))
     sample = beside.watch(lambda rep, calls: time.sleep(0.01) or 1.0)
     assert sample(0, 1) == sample(1, 1) == 1.0
     assert beside.cpu_s == pytest.approx(0.504) and 0.02 <= beside.wall_s < 0.5
     assert beside.share() == pytest.approx(0.504 / beside.wall_s)
-    uncounted = session.Beside(SimpleNamespace(cpu_s=lambda: None))  # a launcher that cannot count it
+    uncounted = timed.Beside(SimpleNamespace(cpu_s=lambda: None))  # a launcher that cannot count it
     uncounted.watch(lambda rep, calls: 1.0)(0, 1)
     assert uncounted.share() is None
 
@@ -306,10 +306,10 @@ def test_the_harness_probes_the_host_on_the_runners_core(monkeypatch: pytest.Mon
     core = max(before)
     seen: list[set[int]] = []
     monkeypatch.setattr(timing, "host_probe", lambda: seen.append(os.sched_getaffinity(0)) or 25e-6)
-    probe = session._probe(SimpleNamespace(runner_cores=frozenset({core})))
+    probe = timed.round_probe(SimpleNamespace(runner_cores=frozenset({core})))
     assert probe is not None and probe() == 25e-6
     assert seen == [{core}] and os.sched_getaffinity(0) == before  # there for the probe, then back
-    assert session._probe(SimpleNamespace(runner_cores=None)) is None  # no split: where the loop runs
+    assert timed.round_probe(SimpleNamespace(runner_cores=None)) is None  # no split: where the loop runs
 
 
 def test_the_real_host_probe_times_its_python() -> None:

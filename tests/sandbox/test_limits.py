@@ -109,7 +109,7 @@ def test_the_cgroup_holds_the_limits_and_kills_what_the_runner_left_behind(tmp_p
 @pytest.mark.parametrize("sandboxed", [True, False])
 def test_the_harness_counts_a_runners_cpu_time_from_outside_it(sandboxed: bool, tmp_path: Path) -> None:
     """Its cgroup's count (every process it started, in any namespace), or a plain child's own
-    (evaluator/harness/launch.py): what session.Beside reads while the baseline is timed."""
+    (evaluator/harness/launch.py): what timed.Beside reads while the baseline is timed."""
     code = "import time\nend = time.process_time() + 0.5\nwhile time.process_time() < end: pass\ninput()\n"
     launcher = bubblewrap() if sandboxed else Launcher()
     started = launcher.start(launch(code, tmp_path))

@@ -1,0 +1,314 @@
+"""A query's timed calls, taken from the trusted side (evaluator/harness/session.py runs them).
+
+Baseline and kernel are timed in rounds, interleaved on the same device (`time_both`), each sample a
+batch of calls the harness times from sending it to holding every result (`timed_batch`): the runner is
+armed first (L2 flushed, device idle) and pinged, and the baseline's round trip is taken off both sides
+(`RoundTrip`). Each round's host probe runs on the runners' core (`round_probe`); the kernel's process's
+CPU time is watched while the baseline is timed (`Beside`); a share of the timed results, drawn after
+each batch, is kept to be checked against DuckDB's answers (`Timed`). Once the kernel's
+runner is gone the baseline is timed alone (`time_alone`).
+"""
+
+from __future__ import annotations
+
+import bisect
+import hashlib
+import time
+from collections.abc import Callable
+from dataclasses import asdict, replace
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from evaluator import timing
+from evaluator.harness import cores as pinning
+from evaluator.harness.judge import compare_result
+from evaluator.harness.remote import CallFailed, Remote, RunnerFailed
+from evaluator.queries import Query
+from evaluator.report import Status
+from evaluator.results import unpack
+from evaluator.timing import CallLimitExceeded, time_rounds, verified
+
+if TYPE_CHECKING:
+    from evaluator.harness.session import Outcome, Sides
+
+# A baseline timed beside the kernel this much slower than alone, on a GPU, was disturbed by the kernel's
+# process (work it left running on the device, or its threads on the host): the kernel is not scored.
+DISTURBED = 1.5
+# While the baseline's samples are timed the kernel's runner waits on its pipe: a kernel's process that
+# used more than this share of a core meanwhile left work running on the host, beside the baseline.
+BUSY_BESIDE = 0.25
+KEPT_BYTES = 64 << 20  # distinct timed results kept for checking, per candidate
+
+
+def arm_command(sides: Sides) -> dict[str, Any]:
+    """Ready for a timed batch, on the runners' core (evaluator/harness/cores.py): a runner starts on all the
+    harness's cores, so that the two start up side by side, and moves its thread there when armed."""
+    return {"op": "arm"} | ({"cpus": sorted(sides.runner_cores)} if sides.runner_cores else {})
+
+
+def round_probe(sides: Sides) -> Callable[[], float] | None:
+    """Each round's host probe (evaluator/timing.py) on the runners' core, where the calls it vouches
+    for are timed: this thread moves there for it and back. On the H200 any core ran at half speed for
+    seconds at a time, the runners' among them (docs/benchmarks.md, session 16), and a probe on the
+    harness's cores could not see it. None (the probe where this thread is) without a split."""
+    if not sides.runner_cores:
+        return None
+    cores = sides.runner_cores
+
+    def probe() -> float:
+        with pinning.pinned(cores):
+            return timing.host_probe()
+
+    return probe
+
+
+class Timed:
+    """The results of one candidate's timed calls that get checked: rep `r` when `verified(seed, share,
+    r)` draws it (drawn here, after its batch answered), and the last rep. Results equal byte for byte
+    to one kept for the same parameter set are kept once; past `KEPT_BYTES`, no more are kept and the
+    rest are not checked (`capped_at`)."""
+
+    def __init__(self, verify: dict[str, Any]) -> None:
+        self.seed, self.share = verify["seed"], verify["share"]
+        self.kept: dict[tuple[int, bytes], tuple[int, dict[str, np.ndarray]]] = {}  # (set, digest) -> rep
+        self.nbytes = 0
+        self.capped_at: int | None = None
+        self.last: tuple[int, int, dict[str, np.ndarray]] | None = None
+        self.reps = 0
+
+    def add(self, rep: int, sets: list[int], results: list[dict[str, np.ndarray]]) -> None:
+        for offset, (index, result) in enumerate(zip(sets, results, strict=True)):
+            self.last = (rep + offset, index, result)
+            if verified(self.seed, self.share, rep + offset):
+                self._keep(rep + offset, index, result)
+        self.reps = max(self.reps, rep + len(results))
+
+    def _keep(self, rep: int, index: int, result: dict[str, np.ndarray]) -> None:
+        digest = hashlib.blake2b(digest_size=16)
+        for name in sorted(result):
+            digest.update(f"{name}:{result[name].dtype}:".encode() + result[name].tobytes())
+        key = (index, digest.digest())
+        if key in self.kept or self.capped_at is not None:
+            return
+        size = sum(a.nbytes for a in result.values())
+        if self.nbytes + size > KEPT_BYTES:
+            self.capped_at = rep
+            return
+        self.nbytes += size
+        self.kept[key] = (rep, result)
+
+    def problem(
+        self,
+        query: Query,
+        folder: Path,
+        params: list[dict[str, Any]],
+        expected: Callable[[int], dict[str, np.ndarray]],
+    ) -> str | None:
+        if self.last is not None:
+            self._keep(*self.last)
+        for (index, _), (rep, result) in sorted(self.kept.items(), key=lambda kv: kv[1][0]):
+            wrong = compare_result(query, folder, result, expected(index))
+            if wrong:
+                return f"timed call {rep + 1} of {self.reps} {params[index]}: {wrong}"
+        return None
+
+
+class RoundTrip:
+    """The channel's share of a timed sample: an empty command's round trip (`ping`), timed between `arm`
+    and each timed batch, the runner in the state the batch finds it in. The median of the baseline's
+    (the trusted runner's: the kernel's process could only slow its own) is taken off every timed sample
+    of both sides, so that a sample is its calls, their results' copy and little else (issue 14: the
+    channel under 1% of a 0.5 ms call). Never more than half a sample. The kernel's round trips are kept
+    for the report only."""
+
+    def __init__(self) -> None:
+        self.seconds: dict[str, list[float]] = {"baseline": [], "kernel": []}  # each kept sorted
+
+    def add(self, name: str, seconds: float) -> None:
+        bisect.insort(self.seconds[name], seconds)
+
+    def median_s(self, name: str = "baseline") -> float:
+        kept = self.seconds[name]
+        if not kept:
+            return 0.0
+        middle = len(kept) // 2
+        return kept[middle] if len(kept) % 2 else (kept[middle - 1] + kept[middle]) / 2
+
+    def minus(self, seconds: float) -> float:
+        """A timed command's seconds, the baseline's round trip so far taken off."""
+        return seconds - min(self.median_s(), seconds / 2)
+
+    def describe(self) -> dict[str, float]:
+        """Microseconds: each side's median round trip (the baseline's is what was taken off)."""
+        return {name: round(self.median_s(name) * 1e6, 2) for name, kept in self.seconds.items() if kept}
+
+
+def timed_batch(
+    remote: Remote,
+    name: str,
+    sides: Sides,
+    trip: RoundTrip,
+    command: dict[str, Any],
+    limit: float,
+    deadline_reason: str | None = None,
+) -> tuple[float, dict[str, Any], bytes]:
+    """A timed batch: `arm` (L2 flushed, device idle) and `ping` outside the window, then the batch, timed
+    here from sending it to holding every result, the baseline's round trip taken off (`RoundTrip`)."""
+    remote.ask(arm_command(sides), sides.query_timeout_s)
+    trip.add(name, remote.timed({"op": "ping"}, sides.query_timeout_s)[0])
+    seconds, answer, payload = remote.timed(command, limit, deadline_reason)
+    return trip.minus(seconds), answer, payload
+
+
+def _batch(
+    remote: Remote,
+    name: str,
+    sides: Sides,
+    checks: dict[str, Timed],
+    pace: dict[str, float],
+    trip: RoundTrip,
+) -> Callable[[int, int], float]:
+    """One candidate's timed sample: a batch of calls (`timed_batch`), its drawn results kept to check."""
+    sets = len(sides.params)
+
+    def run(rep: int, calls: int) -> float:
+        order = [(rep + i) % sets for i in range(calls)]
+        batch = [[rep + i, index] for i, index in enumerate(order)]  # sides.params[index], sent with `pool`
+        # The deadline: the per-call limit, against the baseline's pace so far (or the query's limit).
+        per_call = pace.get("baseline")
+        limit = (
+            (sides.timing.call_limit * 2 * per_call * calls / 1e3 + 5.0)
+            if per_call
+            else sides.query_timeout_s
+        )
+        seconds, answer, payload = timed_batch(
+            remote,
+            name,
+            sides,
+            trip,
+            {"op": "batch", "calls": batch},
+            limit,
+            f"a timed batch ran past its {limit:.1f} s limit",
+        )
+        try:
+            results = unpack(answer.get("layout"), payload, calls)
+        except ValueError as exc:
+            raise CallFailed(remote.who, f"the results of a timed batch cannot be read: {exc}") from None
+        checks[name].add(rep, order, results)
+        ms = seconds * 1e3 / calls
+        if name == "baseline":
+            pace["baseline"] = min(pace.get("baseline", ms), ms)
+        return ms
+
+    return run
+
+
+def time_both(
+    baseline: Remote,
+    candidate: Remote | None,
+    sides: Sides,
+    checks: dict[str, Timed],
+    trip: RoundTrip,
+    outcome: Outcome,
+) -> Remote | None:
+    """Baseline and kernel interleaved; the baseline alone if the kernel failed or is gone."""
+    pace: dict[str, float] = {}
+    policy = sides.timing
+    if candidate is not None:
+        try:
+            beside = Beside(candidate)
+            stats = time_rounds(
+                {
+                    "baseline": beside.watch(_batch(baseline, "baseline", sides, checks, pace, trip)),
+                    "kernel": _batch(candidate, "kernel", sides, checks, pace, trip),
+                },
+                policy=policy,
+                strata=len(sides.params),
+                probe=round_probe(sides),
+            )
+            outcome.stats |= {name: asdict(s) for name, s in stats.items()}
+            busy = beside.share()
+            if busy is not None:
+                outcome.stats["kernel_cpu_beside_baseline"] = round(busy, 3)
+                if busy > BUSY_BESIDE:
+                    outcome.fail(
+                        Status.REJECTED,
+                        f"the kernel's process kept {100 * busy:.0f}% of a CPU core busy while the baseline "
+                        "was timed beside it: work left running between its calls slows the baseline",
+                    )
+            return candidate
+        except RunnerFailed as exc:
+            if exc.who == "baseline":
+                raise
+            outcome.fail(exc.status, f"while being timed: {exc.reason}")
+        except CallFailed as exc:
+            if exc.who == "baseline":
+                raise
+            outcome.fail(exc.status, f"while being timed: {exc.error}")
+        except CallLimitExceeded as exc:
+            outcome.fail(Status.TIMEOUT, f"while being timed: {exc}")
+        candidate.stop()
+        checks["baseline"] = Timed(sides.verify)
+    stats = time_rounds(
+        {"baseline": _batch(baseline, "baseline", sides, checks, pace, trip)},
+        policy=policy,
+        strata=len(sides.params),
+        probe=round_probe(sides),
+    )
+    outcome.stats["baseline"] = asdict(stats["baseline"])
+    return None
+
+
+class Beside:
+    """The kernel's runner's CPU time while the baseline's samples are timed, read from outside it
+    (its cgroup, `Remote.cpu_s`). It has answered its own batch and waits on its pipe then, so an honest
+    one uses next to nothing; a thread it left running takes host time from the baseline's runner,
+    which shares its core (evaluator/harness/cores.py), and makes the kernel look faster."""
+
+    def __init__(self, candidate: Remote) -> None:
+        self.candidate = candidate
+        self.cpu_s = self.wall_s = 0.0
+
+    def watch(self, run: Callable[[int, int], float]) -> Callable[[int, int], float]:
+        def watched(rep: int, calls: int) -> float:
+            before, started = self.candidate.cpu_s(), time.perf_counter()
+            ms = run(rep, calls)
+            after = self.candidate.cpu_s()
+            if before is not None and after is not None:
+                self.cpu_s += after - before
+                self.wall_s += time.perf_counter() - started
+            return ms
+
+        return watched
+
+    def share(self) -> float | None:
+        """CPU seconds the kernel's process used per second of the baseline's samples; None: not counted."""
+        return self.cpu_s / self.wall_s if self.wall_s > 0 else None
+
+
+def time_alone(baseline: Remote, sides: Sides, outcome: Outcome) -> None:
+    """The baseline timed again with the kernel's runner gone; a kernel beside which it ran far slower
+    does not stand (`DISTURBED`)."""
+    checks, trip = {"baseline": Timed(sides.verify)}, RoundTrip()
+    policy = replace(
+        sides.timing,
+        min_time_s=min(0.5, sides.timing.min_time_s),
+        max_time_s=min(2.0, sides.timing.max_time_s),
+    )
+    alone = time_rounds(
+        {"baseline": _batch(baseline, "baseline", sides, checks, {}, trip)},
+        policy=policy,
+        strata=len(sides.params),
+        probe=round_probe(sides),
+    )["baseline"]
+    outcome.stats["round_trip_us"] = {"alone": trip.describe()["baseline"]}
+    beside = outcome.stats["baseline"]["median_ms"]
+    outcome.stats["baseline_alone"] = asdict(alone)
+    if beside > DISTURBED * alone.median_ms:
+        outcome.fail(
+            Status.REJECTED,
+            f"the baseline took {beside:.3f} ms beside this kernel but "
+            f"{alone.median_ms:.3f} ms alone: the kernel's process disturbed the device",
+        )

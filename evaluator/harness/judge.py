@@ -169,10 +169,6 @@ class Answers:
         self._fresh = [self._pool.submit(self._answer, folders[-1], query, p) for p in fresh]
         self._pool.submit(self._disconnect)
 
-    @property
-    def database(self) -> Database:
-        return self._database
-
     def _answer(self, folder: Path, query: Query, params: dict[str, Any]) -> dict[str, np.ndarray]:
         """One cursor per scale factor for all the sets."""
         if folder not in self._connections:

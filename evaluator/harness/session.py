@@ -142,11 +142,10 @@ def run_session(
     ahead by `open_runners` (the session stops them), else started here. `ahead` starts the next
     query's runners: called once this query's runners have loaded what they run (`ahead_at`
     "trials"), or once the timed calls are over and judged ("tail"). `database`: the evaluation's
-    DuckDB (`answers`' where there are answers), kept quiet while the calls are timed."""
+    DuckDB (the one `answers` computes with), kept quiet while the calls are timed."""
     outcome = Outcome(status=Status.PASSED if kernel else Status.MISSING)
     wall: dict[str, float] = {}
     answering: dict[str, float] = {}
-    database = answers.database if answers else database
     phase = _timer(wall, answering, database.busy_s if database else None)
     runners = runners or open_runners(sides, kernel, launch)
     with runners.stack:

@@ -4,7 +4,8 @@ cgroup v2 where the `memory` and `pids` controllers can be delegated from the hi
 worker running as root on the host), else cgroup v1's `memory` and `pids` hierarchies (below the
 worker's own cgroup), else none: `Cgroup.create` returns None and the rlimits stand alone
 (sandbox/limits.py). The cgroup is also how everything a runner started is found and killed at the end,
-whatever session or process group it moved to.
+whatever session or process group it moved to, and how it is frozen while the baseline is timed
+(`Cgroup.freeze`).
 """
 
 from __future__ import annotations
@@ -19,8 +20,10 @@ from pathlib import Path
 from sandbox.limits import Limits
 
 CONTROLLERS = ("memory", "pids")
-# Where cgroup v1 has it mounted, the runner's CPU time too (`Cgroup.cpu_s`); v2 counts it in every cgroup.
-ACCOUNTING = ("cpuacct",)
+# Where cgroup v1 has them mounted, the runner's CPU time (`Cgroup.cpu_s`) and its freezer (`Cgroup.freeze`);
+# v2 has both in every cgroup.
+ACCOUNTING = ("cpuacct", "freezer")
+FREEZE_WAIT_S = 1.0
 V2_PARENT = "dkb-sandbox"
 RUNNER_GROUP = re.compile(r"dkb-runner-(\d+)-[0-9a-f]+")
 
@@ -42,6 +45,31 @@ class Cgroup:
             if group is not None:
                 return group
         return None
+
+    @classmethod
+    def of(cls, pid: int, holding: str) -> Cgroup | None:
+        """The cgroup another's process is in (a container's, made by its engine), to count and freeze,
+        never to kill or remove; only where its path names `holding` (the container's id: a pid that
+        outlived its container must not point at anyone else's). None where this worker does not see it."""
+        try:
+            lines = Path(f"/proc/{pid}/cgroup").read_text().splitlines()
+        except OSError:
+            return None
+        mounts = _mounts()
+        dirs: dict[str, Path] = {}
+        for _, controllers, relative in (line.split(":", 2) for line in lines):
+            for point, kind, options in mounts:
+                path = Path(point) / relative.lstrip("/")
+                if holding not in relative:
+                    continue
+                if kind == "cgroup2" and not controllers and (path / "cgroup.freeze").exists():
+                    dirs.setdefault("v2", path)
+                for name in ACCOUNTING:
+                    if kind == "cgroup" and name in controllers.split(",") and name in options:
+                        dirs[name] = path
+        if "freezer" in dirs:
+            return cls(1, {name: dirs[name] for name in ACCOUNTING if name in dirs})
+        return cls(2, {"pids": dirs["v2"]}) if "v2" in dirs else None
 
     def describe(self) -> str:
         return f"v{self.version}: " + ", ".join(sorted(self.dirs))
@@ -66,6 +94,30 @@ class Cgroup:
             pass
         return None
 
+    def freeze(self, frozen: bool, wait_s: float = FREEZE_WAIT_S) -> bool | None:
+        """Freeze (or thaw) every process of the cgroup, whatever session or namespace it moved to: True
+        once all are (freezing waits up to `wait_s` for a task busy in the kernel), False when they were
+        not in time, None where this cgroup has no freezer (v1 without `freezer`) or it cannot be written."""
+        if self.version == 2:
+            path = self.dirs["pids"]
+            control, state, value = path / "cgroup.freeze", path / "cgroup.events", str(int(frozen))
+            done = f"frozen {value}"
+        elif "freezer" in self.dirs:
+            control = state = self.dirs["freezer"] / "freezer.state"
+            value = done = "FROZEN" if frozen else "THAWED"
+        else:
+            return None
+        try:
+            control.write_text(value)
+            deadline = time.monotonic() + wait_s
+            while done not in state.read_text().splitlines():
+                if time.monotonic() > deadline:
+                    return False
+                time.sleep(50e-6)
+            return True
+        except OSError:
+            return None
+
     def out_of_memory(self) -> bool:
         """Whether the kernel's OOM killer killed a process of this cgroup at its memory limit."""
         path = self.dirs.get("memory")
@@ -81,6 +133,8 @@ class Cgroup:
 
     def kill(self, wait_s: float = 5.0) -> None:
         """SIGKILL every process still in the cgroup, including ones that left the process group."""
+        # A task frozen by cgroup v1 cannot die until it is thawed (v2's die frozen).
+        self.freeze(False, wait_s=0)
         kill_file = self.dirs.get("pids", next(iter(self.dirs.values()))) / "cgroup.kill"
         if self.version == 2 and kill_file.exists():
             kill_file.write_text("1")

@@ -293,6 +293,7 @@ def start_limited(
         raise
     if cgroup is not None:
         started.cpu_s = cgroup.cpu_s  # the runner's and everything it started, in any namespace
+        started.freezer = cgroup.freeze
     return started
 
 

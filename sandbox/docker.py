@@ -15,17 +15,20 @@ daemon), else docker. The command and how it maps outcomes are tested against a 
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import re
 import secrets
 import shutil
 import subprocess
+from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 from evaluator.harness.launch import Launch, Outcome, Started, start_process
+from sandbox.cgroup import Cgroup
 from sandbox.core import RUNNER_ENV, LimitedLauncher, SandboxError, SandboxUnavailable, remaining
 from sandbox.limits import Limits
 
@@ -100,13 +103,32 @@ class DockerLauncher(LimitedLauncher):
             finally:
                 self._docker("rm", "--force", name)
 
-        return start_process(
+        started = start_process(
             self.command(launch, name),
             env=self._client_env(),
             timeout_s=timeout_s,
             channel=launch.channel,
             finish=finish,
         )
+        cgroup = self._cgroup(name)
+        started.cpu_s = lambda: group.cpu_s() if (group := cgroup()) else None
+        started.freezer = lambda frozen: group.freeze(frozen) if (group := cgroup()) else None
+        return started
+
+    def _cgroup(self, name: str) -> Callable[[], Cgroup | None]:
+        """The container's cgroup, looked up the first time it is asked for (the harness asks while it
+        times the baseline: the runner has answered, its container runs). The engine made it; the worker
+        reads and freezes it where it sees the engine's cgroups (root, on the host), else None."""
+
+        @functools.cache
+        def find() -> Cgroup | None:
+            done = self._docker("inspect", "--format", "{{.State.Pid}} {{.Id}}", name)
+            fields = done.stdout.split()
+            if done.returncode != 0 or len(fields) != 2 or not fields[0].isdigit() or fields[0] == "0":
+                return None
+            return Cgroup.of(int(fields[0]), fields[1])
+
+        return find
 
     def command(self, launch: Launch, name: str) -> list[str]:
         limits = self.limits

@@ -76,6 +76,9 @@ class Started:
         # CPU seconds the runner has used so far, all its threads: set by a launcher that can count them
         # (its cgroup's, or a plain child's own); None where it cannot.
         self.cpu_s: Callable[[], float | None] = lambda: None
+        # What `freeze` does, set by a launcher that can (its cgroup's freezer, sandbox/cgroup.py).
+        self.freezer: Callable[[bool], bool | None] = lambda frozen: None
+        self._frozen = False
 
     def send(self, header: dict[str, Any], payload: bytes = b"") -> None:
         """A command to the runner; ChannelError when it is gone."""
@@ -83,6 +86,12 @@ class Started:
             send(self.proc.stdin.fileno(), header, payload)  # type: ignore[union-attr]
         except (OSError, ValueError) as exc:
             raise ChannelError(f"the runner is gone: {exc}") from None
+
+    def freeze(self, frozen: bool) -> bool | None:
+        """Freeze (True) or thaw (False) everything the runner started: True once done, False when not in
+        time, None where its launcher cannot."""
+        self._frozen = frozen
+        return self.freezer(frozen)
 
     def read(self, deadline: float, spin_s: float = 0.0) -> tuple[dict[str, Any], bytes]:
         assert self.reader is not None
@@ -99,12 +108,15 @@ class Started:
     def stop(self) -> Outcome:
         if self._outcome is not None:
             return self._outcome
+        if self._frozen:
+            self.freeze(False)  # a task frozen by cgroup v1 would not die of the signal below
         if self.proc.poll() is None:
             try:
                 os.killpg(self.proc.pid, signal.SIGKILL)
             except ProcessLookupError:
                 pass
-        for pipe in (self.proc.stdin, self.proc.stdout):
+        # Not the pipe the log thread reads (a plain run's output): it closes that itself at its end.
+        for pipe in (self.proc.stdin, self.proc.stdout if self.reader else None):
             if pipe is not None:
                 with contextlib.suppress(OSError):
                     pipe.close()

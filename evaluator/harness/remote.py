@@ -87,6 +87,10 @@ class Remote:
         """The runner's CPU seconds so far, counted from outside it (evaluator/harness/launch.py)."""
         return self.started.cpu_s()
 
+    def freeze(self, frozen: bool) -> bool | None:
+        """Freeze or thaw everything the runner started, from outside it (evaluator/harness/launch.py)."""
+        return self.started.freeze(frozen)
+
     def failed(self, problem: str | None, timeout: str | None = None) -> RunnerFailed:
         """Stop the runner and say why it failed."""
         if problem is not None:  # a runner that died closed its channel as it went: let it finish dying

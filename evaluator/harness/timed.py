@@ -3,9 +3,9 @@
 Baseline and kernel are timed in rounds, interleaved on the same device (`time_both`), each sample a
 batch of calls the harness times from sending it to holding every result (`timed_batch`): the runner is
 armed first (L2 flushed, device idle) and pinged, and the baseline's round trip is taken off both sides
-(`RoundTrip`). Each round's host probe runs on the runners' core (`round_probe`); the kernel's process's
-CPU time is watched while the baseline is timed (`Beside`); a share of the timed results, drawn after
-each batch, is kept to be checked against DuckDB's answers (`Timed`). Once the kernel's
+(`RoundTrip`). Each round's host probe runs on the runners' core (`round_probe`); the kernel's processes
+are frozen, and their CPU time watched, while the baseline is timed (`Beside`); a share of the timed
+results, drawn after each batch, is kept to be checked against DuckDB's answers (`Timed`). Once the kernel's
 runner is gone the baseline is timed alone (`time_alone`).
 """
 
@@ -36,8 +36,9 @@ if TYPE_CHECKING:
 # A baseline timed beside the kernel this much slower than alone, on a GPU, was disturbed by the kernel's
 # process (work it left running on the device, or its threads on the host): the kernel is not scored.
 DISTURBED = 1.5
-# While the baseline's samples are timed the kernel's runner waits on its pipe: a kernel's process that
-# used more than this share of a core meanwhile left work running on the host, beside the baseline.
+# While the baseline's samples are timed the kernel's runner is frozen, or where it cannot be, waits on its
+# pipe: a kernel's process that used more than this share of a core meanwhile left work running on the
+# host, beside the baseline.
 BUSY_BESIDE = 0.25
 KEPT_BYTES = 64 << 20  # distinct timed results kept for checking, per candidate
 
@@ -229,6 +230,10 @@ def time_both(
                 probe=round_probe(sides),
             )
             outcome.stats |= {name: asdict(s) for name, s in stats.items()}
+            frozen = beside.frozen_share()
+            if frozen is not None:
+                outcome.stats["kernel_frozen_beside_baseline"] = round(frozen, 3)
+                outcome.stats["kernel_freezing_us"] = beside.freezing_us()
             busy = beside.share()
             if busy is not None:
                 outcome.stats["kernel_cpu_beside_baseline"] = round(busy, 3)
@@ -262,23 +267,45 @@ def time_both(
 
 
 class Beside:
-    """The kernel's runner's CPU time while the baseline's samples are timed, read from outside it
-    (its cgroup, `Remote.cpu_s`). It has answered its own batch and waits on its pipe then, so an honest
-    one uses next to nothing; a thread it left running takes host time from the baseline's runner,
-    which shares its core (evaluator/harness/cores.py), and makes the kernel look faster."""
+    """The kernel's runner while the baseline's samples are timed: frozen, and its CPU time read, from
+    outside it (its cgroup: `Remote.freeze`, `Remote.cpu_s`). It has answered its own batch and waits on
+    its pipe then, so freezing an honest one costs it nothing; a thread it left running would take host
+    time from the baseline's runner, which shares its core (evaluator/harness/cores.py), and make the
+    kernel look faster. Frozen, it can neither run nor start work on the device. Its CPU time is read
+    all the same, for a runner that cannot be frozen (no cgroup freezer here) or was not in time: after
+    one freeze past its wait (sandbox/cgroup.py) no more are tried, so a runner that will not freeze costs
+    the query that wait once, and its CPU time alone is watched."""
 
     def __init__(self, candidate: Remote) -> None:
         self.candidate = candidate
         self.cpu_s = self.wall_s = 0.0
+        self.samples = self.frozen = 0
+        self.freezing_s: list[float] = []  # how long each freeze took, until every process was frozen
+        self.freezable = False
+        self.trying = True
 
     def watch(self, run: Callable[[int, int], float]) -> Callable[[int, int], float]:
         def watched(rep: int, calls: int) -> float:
+            # Read once frozen, so that what it ran before counts for none of the baseline's time: a task
+            # running when frozen is charged what it ran since the last tick only then.
+            asked = time.perf_counter()
+            frozen = self.candidate.freeze(True) if self.trying else None
+            if frozen:
+                self.freezing_s.append(time.perf_counter() - asked)
             before, started = self.candidate.cpu_s(), time.perf_counter()
-            ms = run(rep, calls)
-            after = self.candidate.cpu_s()
+            try:
+                ms = run(rep, calls)
+                after, wall_s = self.candidate.cpu_s(), time.perf_counter() - started
+            finally:
+                if frozen is not None:
+                    self.candidate.freeze(False)
+            self.samples += 1
+            self.frozen += frozen is True
+            self.freezable |= frozen is not None
+            self.trying &= frozen is True
             if before is not None and after is not None:
                 self.cpu_s += after - before
-                self.wall_s += time.perf_counter() - started
+                self.wall_s += wall_s
             return ms
 
         return watched
@@ -286,6 +313,14 @@ class Beside:
     def share(self) -> float | None:
         """CPU seconds the kernel's process used per second of the baseline's samples; None: not counted."""
         return self.cpu_s / self.wall_s if self.wall_s > 0 else None
+
+    def freezing_us(self) -> float | None:
+        """The median time to freeze it, in microseconds (outside the baseline's timed window)."""
+        return round(1e6 * float(np.median(self.freezing_s)), 1) if self.freezing_s else None
+
+    def frozen_share(self) -> float | None:
+        """The share of the baseline's samples timed with the kernel's processes frozen; None: cannot be."""
+        return self.frozen / self.samples if self.freezable and self.samples else None
 
 
 def time_alone(baseline: Remote, sides: Sides, outcome: Outcome) -> None:

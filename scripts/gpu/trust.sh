@@ -46,8 +46,9 @@ import json, sys
 from pathlib import Path
 reports = {p.stem: json.loads(p.read_text()) for p in sorted(Path(sys.argv[1]).glob("*.json"))}
 print("| report | harness | query | status | baseline ms | kernel ms | speedup | calls/sample | set aside | "
-      "DuckDB s in timing | round trip us (baseline, kernel) | wall s | kernel CPU beside baseline |")
-print("|---|---|---|---|---|---|---|---|---|---|---|---|---|")
+      "DuckDB s in timing | round trip us (baseline, kernel) | wall s | kernel CPU beside baseline | "
+      "kernel frozen beside baseline (time to freeze) |")
+print("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
 for name, r in reports.items():
     for q in r["queries"]:
         if q["status"] == "missing":  # a query the set has no kernel for (0.6.x reports all 22)
@@ -61,8 +62,9 @@ for name, r in reports.items():
         trip = f"{trip['baseline']:.1f}, {trip.get('kernel', 0):.1f}" if "baseline" in trip else ""
         print(f"| {name} | {r['harness_version']} | Q{q['query']:02d} | {q['status']} | {q['baseline_ms']:.4f} | "
               f"{(q['kernel_ms'] or 0):.4f} | {(q['speedup'] or 0):.3f} | {k.get('calls', 1)} | {aside} | "
-              f"{duckdb} | {trip} | {seconds:.1f} | {q['stats'].get('kernel_cpu_beside_baseline', '')} |")
-    print(f"| {name} | overall | | | | | {r['overall_speedup'] or 0:.3f} | | | | | {r['wall_s']:.0f} | |")
+              f"{duckdb} | {trip} | {seconds:.1f} | {q['stats'].get('kernel_cpu_beside_baseline', '')} | "
+              f"{q['stats'].get('kernel_frozen_beside_baseline', '')} ({q['stats'].get('kernel_freezing_us', '')} us) |")
+    print(f"| {name} | overall | | | | | {r['overall_speedup'] or 0:.3f} | | | | | {r['wall_s']:.0f} | | |")
 def speedups(name):
     return {q["query"]: q["speedup"] for q in reports[name]["queries"] if q["speedup"]}
 def moves(a, b):  # per query: report a's speedup against report b's

@@ -146,16 +146,53 @@ def test_the_baselines_round_trip_is_taken_off_both_sides_and_the_kernels_never(
     assert trip.describe() == {"baseline": 100.0, "kernel": 20000.0}
 
 
-def test_the_kernels_cpu_time_is_counted_around_the_baselines_samples_only() -> None:
-    readings = iter([1.0, 1.004, 2.0, 2.5])  # its process's CPU seconds, read before and after each
-    beside = timed.Beside(SimpleNamespace(cpu_s=lambda: next(readings)))
+class Candidate:
+    """The kernel's runner as timed.Beside sees it: what its freezer answers, and its CPU seconds, each
+    read taken from `readings`; what happened to it, in order."""
+
+    def __init__(self, readings: list[float | None], frozen: list[bool | None]) -> None:
+        self.readings, self.frozen, self.seen = iter(readings), iter(frozen), []
+
+    def freeze(self, frozen: bool) -> bool | None:
+        self.seen.append("freeze" if frozen else "thaw")
+        return next(self.frozen) if frozen else True
+
+    def cpu_s(self) -> float | None:
+        self.seen.append("cpu")
+        return next(self.readings)
+
+
+def test_the_kernel_is_frozen_and_its_cpu_time_counted_around_the_baselines_samples_only() -> None:
+    kernel = Candidate([1.0, 1.004, 2.0, 2.5, 3.0, 3.0], frozen=[True, False])  # the second: not in time
+    beside = timed.Beside(kernel)  # type: ignore[arg-type]
     sample = beside.watch(lambda rep, calls: time.sleep(0.01) or 1.0)
-    assert sample(0, 1) == sample(1, 1) == 1.0
-    assert beside.cpu_s == pytest.approx(0.504) and 0.02 <= beside.wall_s < 0.5
+    assert sample(0, 1) == sample(1, 1) == sample(2, 1) == 1.0
+    # Its CPU time is read once it is frozen: what it ran before the sample is not the baseline's. Once a
+    # freeze ran past its wait, no more are tried.
+    assert kernel.seen == ["freeze", "cpu", "cpu", "thaw"] * 2 + ["cpu", "cpu"]
+    assert beside.cpu_s == pytest.approx(0.504) and 0.03 <= beside.wall_s < 0.5
     assert beside.share() == pytest.approx(0.504 / beside.wall_s)
-    uncounted = timed.Beside(SimpleNamespace(cpu_s=lambda: None))  # a launcher that cannot count it
-    uncounted.watch(lambda rep, calls: 1.0)(0, 1)
-    assert uncounted.share() is None
+    assert beside.frozen_share() == pytest.approx(1 / 3)
+    assert beside.freezing_us() is not None and 0 <= beside.freezing_us() < 10_000  # the one frozen in time
+
+
+def test_a_kernel_that_cannot_be_frozen_or_counted_is_left_as_it_is() -> None:
+    kernel = Candidate([None, None], frozen=[None])  # a launcher that can do neither
+    beside = timed.Beside(kernel)  # type: ignore[arg-type]
+    beside.watch(lambda rep, calls: 1.0)(0, 1)
+    assert kernel.seen == ["freeze", "cpu", "cpu"]  # never thawed: it was never frozen
+    assert beside.share() is None and beside.frozen_share() is None and beside.freezing_us() is None
+
+
+def test_a_frozen_kernel_is_thawed_when_the_baselines_sample_fails() -> None:
+    kernel = Candidate([1.0], frozen=[True])
+
+    def fails(rep: int, calls: int) -> float:
+        raise RuntimeError("the baseline's runner is gone")
+
+    with pytest.raises(RuntimeError):
+        timed.Beside(kernel).watch(fails)(0, 1)  # type: ignore[arg-type]
+    assert kernel.seen == ["freeze", "cpu", "thaw"]
 
 
 def test_the_round_trip_taken_off_is_the_baselines_median_and_never_over_half_a_sample() -> None:

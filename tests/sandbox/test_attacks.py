@@ -30,6 +30,7 @@ import pytest
 from evaluator import evaluation
 from evaluator.evaluation import Job
 from evaluator.harness import admission
+from evaluator.harness.remote import Remote
 from evaluator.report import Status
 from sandbox.limits import GiB, Limits
 
@@ -120,8 +121,6 @@ TRUST_BOUNDARY = [
     Attack("catch_the_compile_limit", Status.BUILD_ERROR, "building took longer than the 3 s compile limit"),
     # The request the runner once kept on its stack is gone: the parameter sets come one command at a time.
     Attack("precompute_from_the_request", Status.BUILD_ERROR, "no request on the runner's stack"),
-    # Its CPU time is counted from outside it (its cgroup) while the baseline is timed.
-    Attack("spin_beside_the_baseline", Status.REJECTED, "busy while the baseline was timed beside it"),
 ]
 # Trials that reach what random draws miss (evaluator/harness/trials.py): a kernel wrong only at a parameter's
 # end, one that answers nothing where small scale factors have nothing to answer (Q18 is then checked
@@ -288,6 +287,31 @@ def test_a_kernel_that_slows_the_baseline_in_its_own_process_does_not_slow_the_b
     q06 = evaluate(attack_set(tmp_path, "slow_the_baseline"), tpch_data)
     assert q06["status"] == Status.PASSED, q06["reason"]
     assert q06["baseline_ms"] < 20  # the 20 ms sleep it planted never reached the baseline's runner
+
+
+def test_a_kernel_that_spins_beside_the_baseline_is_frozen_while_the_baseline_is_timed(
+    backend: str, tpch_data: Path, tmp_path: Path, no_admission: None
+) -> None:
+    q06 = evaluate(attack_set(tmp_path, "spin_beside_the_baseline"), tpch_data)
+    assert q06["status"] == Status.PASSED, q06["reason"]  # the kernel is the honest plan
+    # Its cgroup's freezer (in a container, the engine's cgroup for it) held the spinner, which moved to a
+    # session of its own, for every sample.
+    assert q06["stats"]["kernel_frozen_beside_baseline"] == 1.0
+    assert q06["stats"]["kernel_cpu_beside_baseline"] < 0.05
+    assert 0 < q06["stats"]["kernel_freezing_us"] < 1e6  # the freezer's wait is 1 s
+
+
+def test_where_it_cannot_be_frozen_a_kernel_spinning_beside_the_baseline_is_rejected(
+    tpch_data: Path, tmp_path: Path, no_admission: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # As in a container whose cgroup the worker cannot reach: its CPU time, counted from outside, is left.
+    monkeypatch.setattr(Remote, "freeze", lambda self, frozen: None)
+    q06 = evaluate(attack_set(tmp_path, "spin_beside_the_baseline"), tpch_data)
+    assert (q06["status"], "busy while the baseline was timed beside it" in q06["reason"]) == (
+        Status.REJECTED,
+        True,
+    ), q06["reason"]
+    assert "kernel_frozen_beside_baseline" not in q06["stats"]
 
 
 def test_a_kernel_that_slows_its_own_round_trip_has_only_the_baselines_taken_off(

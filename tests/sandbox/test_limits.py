@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from evaluator.harness.launch import Launch, Launcher
+from evaluator.harness.launch import Launch, Launcher, Started
 from evaluator.harness.launch import death as _death
 from evaluator.report import Status
 from sandbox.cgroup import Cgroup
@@ -124,6 +124,61 @@ def test_the_harness_counts_a_runners_cpu_time_from_outside_it(sandboxed: bool, 
         time.sleep(0.3)
         idle = started.cpu_s()
         assert idle is not None and 0.45 <= used <= idle < used + 0.05  # waiting costs nothing
+    finally:
+        started.stop()
+
+
+SPIN_IN_A_NEW_SESSION = """
+import os, subprocess, sys
+subprocess.Popen([sys.executable, "-c", "while True: pass"], start_new_session=True)
+input()
+"""
+
+
+def cpu_over(started: Started, seconds: float) -> float:
+    before = started.cpu_s()
+    time.sleep(seconds)
+    after = started.cpu_s()
+    assert before is not None and after is not None
+    return (after - before) / seconds
+
+
+def test_the_harness_freezes_everything_a_runner_started_and_thaws_it(tmp_path: Path) -> None:
+    """What timed.Beside does to the kernel's runner while the baseline is timed: its cgroup's freezer
+    holds a spinning process that moved to a session of its own, and lets it go again."""
+    started = bubblewrap().start(launch(SPIN_IN_A_NEW_SESSION, tmp_path))
+    try:
+        for _ in range(100):  # until the spinner has started
+            if cpu_over(started, 0.1) > 0.5:
+                break
+        assert started.freeze(True) is True
+        assert cpu_over(started, 0.5) < 0.02  # the kernel's tick is 10 ms
+        assert started.freeze(False) is True
+        assert cpu_over(started, 0.5) > 0.5
+        assert started.freeze(True) is True
+    finally:
+        outcome = started.stop()  # stopped while frozen: it still dies, and nothing is left behind
+    assert outcome.returncode is not None and outcome.returncode < 0
+    assert list(Path("/sys/fs/cgroup").rglob(f"dkb-runner-{os.getpid()}-*")) == []
+
+
+def test_a_cgroup_made_by_another_is_found_only_where_its_path_names_what_it_holds(tmp_path: Path) -> None:
+    """How the container backend finds a container's cgroup (sandbox/docker.py): from a process in it,
+    and only where the path names the container's id, since a pid can outlive its container."""
+    started = bubblewrap().start(launch("input()", tmp_path))
+    try:
+        (path, *_) = Path("/sys/fs/cgroup").rglob(f"dkb-runner-{os.getpid()}-*")
+        found = Cgroup.of(started.proc.pid, path.name)
+        assert found is not None and found.freeze(True) is True and found.freeze(False) is True
+        assert Cgroup.of(started.proc.pid, "dkb-runner-of-someone-else") is None
+    finally:
+        started.stop()
+
+
+def test_a_plain_runner_cannot_be_frozen(tmp_path: Path) -> None:
+    started = Launcher().start(launch("input()", tmp_path))
+    try:
+        assert started.freeze(True) is None  # so its CPU time alone is watched (timed.Beside)
     finally:
         started.stop()
 

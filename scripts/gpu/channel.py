@@ -95,7 +95,7 @@ def self_timed_runner(
     with tempfile.TemporaryDirectory(prefix="dkb-channel-") as scratch:
         launch = Launch(
             argv=[sys.executable, "-c", SELF_TIMED], readable=[folder], writable=[Path(scratch)], hidden=[],
-            env={}, timeout_s=3600, channel=True,
+            env={"OMP_WAIT_POLICY": "PASSIVE"}, timeout_s=3600, channel=True,  # as the harness's runners
         )  # fmt: skip
         remote = Remote(Launcher().start(launch), "baseline", spin_s=SPIN_S if device == "cuda" else 0.0)
         try:

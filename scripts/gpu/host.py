@@ -15,6 +15,7 @@ on the same machine, not both sides alike (docs/results/2026-12-04-h200-s15); th
 costs what.
 
     python scripts/gpu/host.py SF_FOLDER [--queries 6,14] [--rounds 2] [--out F.json]
+    python scripts/gpu/host.py SF_FOLDER --device cpu --split 0:1:0 --rounds 1   # a dry run, 2 cores
 """
 
 from __future__ import annotations
@@ -38,7 +39,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from channel import self_timed_runner  # noqa: E402
 
-from evaluator.harness.cores import split  # noqa: E402
+from evaluator.harness.cores import Split, split  # noqa: E402
 from evaluator.harness.remote import Remote  # noqa: E402
 from evaluator.queries import QUERIES, Query  # noqa: E402
 from evaluator.results import unpack  # noqa: E402
@@ -126,9 +127,13 @@ def main() -> None:
     parser.add_argument("--max-time", type=float, default=3.0)
     parser.add_argument("--device", default="cuda", help="cpu: a dry run of the script")
     parser.add_argument("--out", type=Path)
+    parser.add_argument("--split", help="harness:runners:answers cores, e.g. 0:1:0 (a dry run, few cores)")
     args = parser.parse_args()
-    cores = split("cuda")
-    assert cores is not None, "needs a GPU host with at least four cores"
+    if args.split:
+        cores = Split(*(frozenset(map(int, part.split(","))) for part in args.split.split(":")))
+    else:
+        cores = split("cuda")
+    assert cores is not None, "needs a GPU host with at least four cores (or --split)"
     runner_core = sorted(cores.runners)
     py = sys.executable
     database, answer_cores = str(args.sf_folder / "tpch.duckdb"), ",".join(map(str, sorted(cores.answers)))

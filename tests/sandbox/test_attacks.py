@@ -70,6 +70,7 @@ REFUSED_BY_ADMISSION = {
     "spin_beside_the_baseline": "importing subprocess",
     "gpu_patch_synchronize": "torch.cuda.synchronize",
     "gpu_side_stream": "[side-stream]", "gpu_deferred_work": "[side-stream]",
+    "gpu_work_after_answering": "importing sys",
 }  # fmt: skip
 
 WITH_ADMISSION = [

@@ -10,6 +10,7 @@ whatever session or process group it moved to, and how it is frozen while the ba
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 import secrets
@@ -188,6 +189,11 @@ def _sweep(parent: Path) -> None:
             pass
         except PermissionError:
             continue
+        # A worker killed while its kernel's runner was frozen left it frozen, and under cgroup v1 frozen
+        # processes cannot die of the signals sent to them (bubblewrap's --die-with-parent): thawed, they do.
+        for control, thawed in (("freezer.state", "THAWED"), ("cgroup.freeze", "0")):
+            with contextlib.suppress(OSError):
+                (path / control).write_text(thawed)
         try:
             path.rmdir()  # fails while any process is left in it
         except OSError:

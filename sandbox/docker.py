@@ -122,7 +122,10 @@ class DockerLauncher(LimitedLauncher):
 
         @functools.cache
         def find() -> Cgroup | None:
-            done = self._docker("inspect", "--format", "{{.State.Pid}} {{.Id}}", name)
+            try:
+                done = self._docker("inspect", "--format", "{{.State.Pid}} {{.Id}}", name)
+            except (OSError, subprocess.SubprocessError):
+                return None
             fields = done.stdout.split()
             if done.returncode != 0 or len(fields) != 2 or not fields[0].isdigit() or fields[0] == "0":
                 return None

@@ -175,6 +175,42 @@ def test_a_cgroup_made_by_another_is_found_only_where_its_path_names_what_it_hol
         started.stop()
 
 
+def test_a_runner_a_dead_worker_left_frozen_is_thawed_so_that_it_dies(tmp_path: Path) -> None:
+    """Under cgroup v1 a frozen process cannot die of the signal sent to it: a worker killed while its
+    kernel's runner was frozen would leave it frozen for good, but the next runner's cgroup thaws it."""
+    group = Cgroup.create(SMALL)
+    assert group is not None
+    frozen = group.dirs.get("freezer") if group.version == 1 else group.dirs["pids"]
+    if frozen is None:
+        group.remove()
+        pytest.skip("no cgroup freezer here")
+    runner = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"], preexec_fn=group.join)
+    gone = subprocess.Popen(["true"])
+    gone.wait()  # the dead worker's pid
+    left = frozen.with_name(f"dkb-runner-{gone.pid}-00000000")
+    try:
+        assert group.freeze(True) is True
+        runner.kill()  # as bubblewrap's --die-with-parent does when its worker dies
+        frozen.rename(left)
+        Cgroup.create(SMALL).remove()  # the next runner's: it sweeps what dead workers left
+        assert runner.wait(timeout=5) == -signal.SIGKILL
+    finally:
+        thawed = {"freezer" if group.version == 1 else "pids": left if left.exists() else frozen}
+        Cgroup(group.version, thawed).freeze(False)  # without the sweep's thaw, nothing else would
+        runner.kill()
+        runner.wait()
+        group.remove()
+        for _ in range(100):
+            try:
+                left.rmdir()
+                break
+            except FileNotFoundError:
+                break
+            except OSError:
+                time.sleep(0.05)
+    assert not left.exists()
+
+
 def test_a_plain_runner_cannot_be_frozen(tmp_path: Path) -> None:
     started = Launcher().start(launch("input()", tmp_path))
     try:

@@ -49,9 +49,10 @@ class Cgroup:
 
     @classmethod
     def of(cls, pid: int, holding: str) -> Cgroup | None:
-        """The cgroup another's process is in (a container's, made by its engine), to count and freeze,
-        never to kill or remove; only where its path names `holding` (the container's id: a pid that
-        outlived its container must not point at anyone else's). None where this worker does not see it."""
+        """The cgroup that someone else made for process `pid` (a container's engine), to count and
+        freeze, never to kill or remove; only where its path names `holding` (the container's id: a pid
+        that outlived its container must not lead to anyone else's). None where this worker does not see
+        it."""
         try:
             lines = Path(f"/proc/{pid}/cgroup").read_text().splitlines()
         except OSError:
@@ -59,10 +60,10 @@ class Cgroup:
         mounts = _mounts()
         dirs: dict[str, Path] = {}
         for _, controllers, relative in (line.split(":", 2) for line in lines):
+            if holding not in relative:
+                continue
             for point, kind, options in mounts:
                 path = Path(point) / relative.lstrip("/")
-                if holding not in relative:
-                    continue
                 if kind == "cgroup2" and not controllers and (path / "cgroup.freeze").exists():
                     dirs.setdefault("v2", path)
                 for name in ACCOUNTING:

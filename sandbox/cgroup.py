@@ -177,19 +177,26 @@ class Cgroup:
         return pids
 
 
+def worker_gone(name: str) -> bool:
+    """Whether the worker that a runner's cgroup or container is named after (`dkb-runner-<its pid>-...`)
+    is dead: a killed worker cleans up nothing."""
+    match = RUNNER_GROUP.fullmatch(name)
+    if match is None:
+        return False
+    try:
+        os.kill(int(match.group(1)), 0)
+    except ProcessLookupError:
+        return True
+    except PermissionError:
+        pass
+    return False
+
+
 def _sweep(parent: Path) -> None:
     """Remove the empty cgroups that runners of a dead worker left (a killed worker cleans up nothing)."""
     for path in parent.glob("dkb-runner-*"):
-        match = RUNNER_GROUP.fullmatch(path.name)
-        if match is None:
-            continue
-        try:
-            os.kill(int(match.group(1)), 0)
+        if not worker_gone(path.name):
             continue  # its worker is alive: its cgroup is in use
-        except ProcessLookupError:
-            pass
-        except PermissionError:
-            continue
         # A worker killed while its kernel's runner was frozen left it frozen, and under cgroup v1 frozen
         # processes cannot die of the signals sent to them (bubblewrap's --die-with-parent): thawed, they do.
         for control, thawed in (("freezer.state", "THAWED"), ("cgroup.freeze", "0")):

@@ -6,6 +6,8 @@ image pinned by digest and never pulled at run time, and only the data, the kern
 scratch bound in (the DuckDB file masked). The container is named, so that after it ends `inspect` can
 tell an out-of-memory kill from a crash and a runner's exit status from the engine's own failure, and so
 that a runner past its time limit can be killed: killing the `run` client does not stop its container.
+While the baseline is timed the kernel's container is frozen through the engine's cgroup for it, where
+the worker sees it (`Cgroup.of`), and its CPU time read there (evaluator/harness/timed.py).
 
 The engine is DKB_CONTAINER_ENGINE (`docker` or `podman`), else podman where it is installed (it needs no
 daemon), else docker. The command and how it maps outcomes are tested against a fake `docker`
@@ -22,13 +24,14 @@ import re
 import secrets
 import shutil
 import subprocess
+import tempfile
 from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 from evaluator.harness.launch import Launch, Outcome, Started, start_process
-from sandbox.cgroup import Cgroup
+from sandbox.cgroup import Cgroup, worker_gone
 from sandbox.core import RUNNER_ENV, LimitedLauncher, SandboxError, SandboxUnavailable, remaining
 from sandbox.limits import Limits
 
@@ -41,6 +44,10 @@ ENGINES = ("podman", "docker")  # podman first: a docker client may be installed
 # `docker run` answers these itself when the container could not be made or its command not started.
 DOCKER_FAILURES = (125, 126, 127)
 NEVER_STARTED = "0001-01-01T00:00:00Z"
+# Each container runner's cgroup, noted while the harness may freeze it (timed.Beside): a frozen container
+# never sees that its client is gone, so a worker killed meanwhile would leave it frozen for good, where an
+# idle one ends. The next launcher on this host thaws what dead workers left (`_thaw_left`).
+CGROUP_NOTES = Path(tempfile.gettempdir()) / "dkb-container-cgroups"
 
 
 class DockerLauncher(LimitedLauncher):
@@ -68,6 +75,7 @@ class DockerLauncher(LimitedLauncher):
         self.gpu = gpu or os.environ.get("DKB_DOCKER_GPU", "0")
         self.deadline = deadline
         self.limits = limits or Limits.default()
+        self._thawed_left = False
 
     def check(self) -> None:
         remaining(self.deadline, 0)
@@ -76,6 +84,9 @@ class DockerLauncher(LimitedLauncher):
         return "docker"  # the engine puts each container in a cgroup of its own
 
     def start(self, launch: Launch) -> Started:
+        if not self._thawed_left:
+            self._thawed_left = True
+            _thaw_left()
         name = f"dkb-runner-{os.getpid()}-{secrets.token_hex(4)}"
         timeout_s = remaining(self.deadline, launch.timeout_s)
         for path in launch.writable:
@@ -102,6 +113,7 @@ class DockerLauncher(LimitedLauncher):
                 return outcome
             finally:
                 self._docker("rm", "--force", name)
+                (CGROUP_NOTES / name).unlink(missing_ok=True)
 
         started = start_process(
             self.command(launch, name),
@@ -129,7 +141,12 @@ class DockerLauncher(LimitedLauncher):
             fields = done.stdout.split()
             if done.returncode != 0 or len(fields) != 2 or not fields[0].isdigit() or fields[0] == "0":
                 return None
-            return Cgroup.of(int(fields[0]), fields[1])
+            group = Cgroup.of(int(fields[0]), fields[1])
+            if group is not None:
+                CGROUP_NOTES.mkdir(mode=0o700, exist_ok=True)
+                noted = {"version": group.version, "dirs": {k: str(v) for k, v in group.dirs.items()}}
+                (CGROUP_NOTES / name).write_text(json.dumps(noted))
+            return group
 
         return find
 
@@ -213,6 +230,20 @@ def _engine() -> str:
     raise SandboxUnavailable(
         f"the docker backend needs a container engine's client on PATH ({wanted or 'podman or docker'})"
     )
+
+
+def _thaw_left() -> None:
+    """Thaw the containers whose workers died while they were frozen: they then end as an idle one does
+    once its client is gone."""
+    for note in CGROUP_NOTES.glob("dkb-runner-*"):
+        if not worker_gone(note.name):
+            continue
+        try:
+            noted = json.loads(note.read_text())
+            Cgroup(noted["version"], {k: Path(v) for k, v in noted["dirs"].items()}).freeze(False, wait_s=0)
+        except (OSError, ValueError, KeyError, TypeError, AttributeError):
+            pass  # a note that cannot be read thaws nothing; it is dropped all the same
+        note.unlink(missing_ok=True)
 
 
 def _ran(state: dict[str, Any]) -> bool:

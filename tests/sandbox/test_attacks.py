@@ -18,8 +18,10 @@ from __future__ import annotations
 import hashlib
 import os
 import shutil
+import signal
 import subprocess
 import sys
+import time
 import tracemalloc
 from dataclasses import dataclass
 from pathlib import Path
@@ -30,8 +32,10 @@ import pytest
 from evaluator import evaluation
 from evaluator.evaluation import Job
 from evaluator.harness import admission
+from evaluator.harness.launch import Launch
 from evaluator.harness.remote import Remote
 from evaluator.report import Status
+from sandbox.docker import CGROUP_NOTES, DockerLauncher
 from sandbox.limits import GiB, Limits
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -313,6 +317,58 @@ def test_where_it_cannot_be_frozen_a_kernel_spinning_beside_the_baseline_is_reje
         True,
     ), q06["reason"]
     assert "kernel_frozen_beside_baseline" not in q06["stats"]
+
+
+def test_a_container_a_dead_worker_left_frozen_is_thawed_by_the_next_launcher(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A frozen container does not see its client go, so a worker killed while the baseline was timed
+    would leave its kernel's runner frozen, holding its memory (and the GPU's) for good; the next
+    launcher thaws it, and it ends as an idle one does."""
+    image = container_image()
+    if image is None:
+        pytest.skip(f"no container engine, or no {WORKER_IMAGE} (scripts/images.sh worker)")
+    monkeypatch.setenv("DKB_EVALUATOR_IMAGE", image)
+    if shutil.which("podman"):
+        monkeypatch.setenv("CONTAINERS_CONF", str(ROOT / "docker" / "containers.conf"))
+    engine = shutil.which("podman") or shutil.which("docker") or ""
+
+    def state(name: str) -> str:
+        inspected = [engine, "inspect", "--format", "{{.State.Status}}", name]
+        return subprocess.run(inspected, capture_output=True, text=True).stdout.strip()
+
+    def launch(code: str, channel: bool) -> Launch:
+        return Launch([sys.executable, "-c", code], [], [tmp_path], [], {}, timeout_s=120, channel=channel)
+
+    def launcher() -> DockerLauncher:
+        return DockerLauncher(device="cpu", deadline=time.monotonic() + 300, limits=LIMITS)
+
+    idle = launcher().start(launch("import sys; sys.stdin.read()", channel=True))  # ends at its input's end
+    names = [engine, "ps", "--all", "--format", "{{.Names}}", "--filter", f"name=dkb-runner-{os.getpid()}-"]
+    name = ""
+    try:
+        for _ in range(300):
+            name = next(iter(subprocess.run(names, capture_output=True, text=True).stdout.split()), "")
+            if name and state(name) == "running":
+                break
+            time.sleep(0.1)
+        assert idle.freeze(True) is True
+        os.kill(idle.proc.pid, signal.SIGKILL)  # its client, as with a killed worker
+        idle.proc.wait()
+        gone = subprocess.Popen(["true"])
+        gone.wait()
+        (CGROUP_NOTES / name).rename(CGROUP_NOTES / f"dkb-runner-{gone.pid}-00000000")  # a dead worker's note
+        time.sleep(2)
+        assert state(name) == "running"  # frozen: it never saw its client go
+        assert launcher()(launch("pass", channel=False)).returncode == 0  # the next launcher's first runner
+        for _ in range(100):
+            if state(name) == "exited":
+                break
+            time.sleep(0.1)
+        assert state(name) == "exited"
+        assert not list(CGROUP_NOTES.glob(f"dkb-runner-{gone.pid}-*"))
+    finally:
+        subprocess.run([engine, "rm", "--force", name], capture_output=True)
 
 
 def test_a_kernel_that_slows_its_own_round_trip_has_only_the_baselines_taken_off(

@@ -185,15 +185,20 @@ def container_image() -> str | None:
     return f"sha256:{image_id}" if found.returncode == 0 and image_id else None
 
 
+def use_the_container_engine(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The docker backend on the worker image, or a skip where no engine or image is here."""
+    image = container_image()
+    if image is None:
+        pytest.skip(f"no container engine, or no {WORKER_IMAGE} (scripts/images.sh worker)")
+    monkeypatch.setenv("DKB_EVALUATOR_IMAGE", image)
+    if shutil.which("podman"):
+        monkeypatch.setenv("CONTAINERS_CONF", str(ROOT / "docker" / "containers.conf"))
+
+
 @pytest.fixture(params=["bubblewrap", "docker"])
 def backend(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
     if request.param == "docker":
-        image = container_image()
-        if image is None:
-            pytest.skip(f"no container engine, or no {WORKER_IMAGE} (scripts/images.sh worker)")
-        monkeypatch.setenv("DKB_EVALUATOR_IMAGE", image)
-        if shutil.which("podman"):
-            monkeypatch.setenv("CONTAINERS_CONF", str(ROOT / "docker" / "containers.conf"))
+        use_the_container_engine(monkeypatch)
     monkeypatch.setattr(sys.modules[__name__], "BACKEND", request.param)
     return request.param
 
@@ -325,12 +330,7 @@ def test_a_container_a_dead_worker_left_frozen_is_thawed_by_the_next_launcher(
     """A frozen container does not see its client go, so a worker killed while the baseline was timed
     would leave its kernel's runner frozen, holding its memory (and the GPU's) for good; the next
     launcher thaws it, and it ends as an idle one does."""
-    image = container_image()
-    if image is None:
-        pytest.skip(f"no container engine, or no {WORKER_IMAGE} (scripts/images.sh worker)")
-    monkeypatch.setenv("DKB_EVALUATOR_IMAGE", image)
-    if shutil.which("podman"):
-        monkeypatch.setenv("CONTAINERS_CONF", str(ROOT / "docker" / "containers.conf"))
+    use_the_container_engine(monkeypatch)
     engine = shutil.which("podman") or shutil.which("docker") or ""
 
     def state(name: str) -> str:

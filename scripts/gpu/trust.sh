@@ -4,8 +4,11 @@
 # its calibration, `baselines`); and what timing from outside costs (scripts/gpu/channel.py).
 #   bash scripts/gpu/trust.sh STEP ...
 #   steps: prepare (SF10 and SF1), warm (0.4.1's cache for Q1, Q3, Q6, Q14), baselines (this tree's
-#   calibration of the same), channel (Q6 compiled and eager), host (scripts/gpu/host.py: Q6 and Q14
-#   under each condition of an evaluation),
+#   calibration of the same, CAL_JOBS at once; without it each baseline compiles cold in its runner),
+#   cold and calibrated (the calibration's cache and record set aside, and back), channel (Q6 compiled
+#   and eager), host (scripts/gpu/host.py: Q6 and Q14 under each condition of an evaluation), autotune
+#   (scripts/gpu/autotune.py), monitor (the GPU's clocks and the busiest processes, logged until
+#   `unmonitor`), bundle (the logs so far into logs.tgz),
 #   new-SET and old-SET (SET: cuda-core or triton-core; old-*: the harness of commit d37eae1, unpacked
 #   into old/ by `git archive d37eae1 evaluator sandbox | tar -x -C old`, carried), summary.
 #   ROUND=N names the reports of new-* and old-* `...-rN`, so that rounds on one machine compare.
@@ -14,7 +17,7 @@
 set -uo pipefail
 python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --target /tmp/site .whl/*.whl
 export PYTHONUNBUFFERED=1 SEED=${SEED:-20261202}
-OUT=${OUT:-/tmp/out}; VAR=/tmp/dkb-trust; mkdir -p "$OUT" "$VAR/reports"
+OUT=${OUT:-/tmp/out}; VAR=/tmp/dkb-trust; mkdir -p "$OUT" "$VAR/reports" "$VAR/logs"
 DATA=$VAR/data CACHE=$VAR/cache
 log() { echo "[$(date +%T)] $*" | tee -a "$OUT/trust.log"; }
 queries_of() { ls "$1"/q*.py | sed 's/.*q0*\([0-9]*\)\.py$/\1/' | paste -sd, -; }
@@ -32,7 +35,22 @@ for step in "$@"; do
     warm) (cd old && PYTHONPATH=/tmp/site:$PWD python3 -m evaluator warm --cache-dir "$CACHE" --sf 10 \
             --data-dir "$DATA" --device cuda --seed "$SEED" --queries 1,3,6,14 --jobs 4) 2>&1 | tee -a "$OUT/trust.log" ;;
     baselines) PYTHONPATH=/tmp/site:$PWD python3 -m evaluator baselines --sf 10 --data-dir "$DATA" \
-                 --device cuda --queries 1,3,6,14 2>&1 | tee -a "$OUT/trust.log" ;;
+                 --device cuda --queries 1,3,6,14 --jobs "${CAL_JOBS:-4}" 2>&1 | tee -a "$OUT/trust.log"
+               cp "$DATA"/baselines/*.json "$VAR/logs/" ;;
+    cold) mv "$DATA/compile-cache" "$DATA/compile-cache.off"; mv "$DATA/baselines" "$DATA/baselines.off"; log "cold" ;;
+    calibrated) mv "$DATA/compile-cache.off" "$DATA/compile-cache"; mv "$DATA/baselines.off" "$DATA/baselines"
+                log "calibrated" ;;
+    autotune) PYTHONPATH=/tmp/site:$PWD python3 scripts/gpu/autotune.py "$DATA/sf10" ${AUTOTUNE_ARGS:-} \
+                --out "$VAR/logs/autotune.json" 2>&1 | grep -v '^{' | tee -a "$OUT/trust.log" ;;
+    monitor) nvidia-smi --query-gpu=timestamp,pstate,clocks.sm,clocks.mem,power.draw,temperature.gpu,\
+clocks_event_reasons.active,utilization.gpu,memory.used --format=csv -lms 500 > "$VAR/logs/smi.csv" 2>&1 &
+             echo $! > "$VAR/monitors"
+             (while sleep 3; do date +%T; ps -eo pid,pcpu,etimes,args --sort=-pcpu | head -6 | cut -c1-160
+              nvidia-smi --query-compute-apps=pid,used_memory --format=csv,noheader; done) > "$VAR/logs/ps.log" 2>&1 &
+             echo $! >> "$VAR/monitors"
+             log "monitoring" ;;
+    unmonitor) [ -f "$VAR/monitors" ] && kill $(cat "$VAR/monitors") 2>/dev/null; rm -f "$VAR/monitors" ;;
+    bundle) tar -C "$VAR" -czf "$OUT/logs.tgz" logs 2>/dev/null; log "bundled" ;;
     channel) for mode in ${CHANNEL_MODES:-compiled eager}; do PYTHONPATH=/tmp/site:$PWD python3 scripts/gpu/channel.py \
                "$DATA/sf10" --mode $mode --rounds "${CHANNEL_ROUNDS:-3}" --out "$OUT/channel-$mode.json" 2>&1 \
                | tail -7 | tee -a "$OUT/trust.log"; done ;;
@@ -45,10 +63,10 @@ for step in "$@"; do
 import json, sys
 from pathlib import Path
 reports = {p.stem: json.loads(p.read_text()) for p in sorted(Path(sys.argv[1]).glob("*.json"))}
-print("| report | harness | query | status | baseline ms | kernel ms | speedup | calls/sample | set aside | "
+print("| report | harness | query | status | baseline ms | alone ms | kernel ms | speedup | calls/sample | set aside | "
       "DuckDB s in timing | round trip us (baseline, kernel) | wall s | kernel CPU beside baseline | "
       "kernel frozen beside baseline (time to freeze) |")
-print("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
+print("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
 for name, r in reports.items():
     for q in r["queries"]:
         if q["status"] == "missing":  # a query the set has no kernel for (0.6.x reports all 22)
@@ -60,11 +78,13 @@ for name, r in reports.items():
         duckdb = q["stats"].get("answering_s", {}).get("timing", "")
         trip = q["stats"].get("round_trip_us", {})  # 0.6.6: the baseline's is taken off both sides
         trip = f"{trip['baseline']:.1f}, {trip.get('kernel', 0):.1f}" if "baseline" in trip else ""
-        print(f"| {name} | {r['harness_version']} | Q{q['query']:02d} | {q['status']} | {q['baseline_ms']:.4f} | "
+        alone = q["stats"].get("baseline_alone", {}).get("median_ms")
+        alone = f"{alone:.4f}" if alone else ""
+        print(f"| {name} | {r['harness_version']} | Q{q['query']:02d} | {q['status']} | {q['baseline_ms']:.4f} | {alone} | "
               f"{(q['kernel_ms'] or 0):.4f} | {(q['speedup'] or 0):.3f} | {k.get('calls', 1)} | {aside} | "
               f"{duckdb} | {trip} | {seconds:.1f} | {q['stats'].get('kernel_cpu_beside_baseline', '')} | "
               f"{q['stats'].get('kernel_frozen_beside_baseline', '')} ({q['stats'].get('kernel_freezing_us', '')} us) |")
-    print(f"| {name} | overall | | | | | {r['overall_speedup'] or 0:.3f} | | | | | {r['wall_s']:.0f} | | |")
+    print(f"| {name} | overall | | | | | | {r['overall_speedup'] or 0:.3f} | | | | | {r['wall_s']:.0f} | | |")
 def speedups(name):
     return {q["query"]: q["speedup"] for q in reports[name]["queries"] if q["speedup"]}
 def moves(a, b):  # per query: report a's speedup against report b's

@@ -45,7 +45,7 @@ for step in "$@"; do
     monitor) nvidia-smi --query-gpu=timestamp,pstate,clocks.sm,clocks.mem,power.draw,temperature.gpu,\
 clocks_event_reasons.active,utilization.gpu,memory.used --format=csv -lms 500 > "$VAR/logs/smi.csv" 2>&1 &
              echo $! > "$VAR/monitors"
-             (while sleep 3; do date +%T; ps -eo pid,pcpu,etimes,args --sort=-pcpu | head -6 | cut -c1-160
+             (while sleep 3; do date +%T; ps -eLo pid,tid,psr,pcpu,etimes,args --sort=-pcpu | head -12 | cut -c1-160
               nvidia-smi --query-compute-apps=pid,used_memory --format=csv,noheader; done) > "$VAR/logs/ps.log" 2>&1 &
              echo $! >> "$VAR/monitors"
              log "monitoring" ;;

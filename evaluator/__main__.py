@@ -95,7 +95,12 @@ def _run_arguments(parser: argparse.ArgumentParser) -> None:
 def _baselines_arguments(parser: argparse.ArgumentParser) -> None:
     _data(parser, sf=10.0)
     parser.add_argument("--queries", type=_query_list, help="e.g. 1,6,13 (default: all)")
-    parser.add_argument("--jobs", type=int, default=4, help="queries compiled at once (default 4)")
+    parser.add_argument(
+        "--jobs",
+        type=int,
+        default=4,
+        help="queries loading at once; one compiles and times at a time (default 4)",
+    )
 
 
 def _check_arguments(parser: argparse.ArgumentParser) -> None:

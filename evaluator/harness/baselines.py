@@ -116,7 +116,7 @@ def calibrate(
     jobs: int = 1,
     echo: Callable[[str], object] | None = None,
 ) -> list[dict[str, Any]]:
-    """Compile and time each query's plan in a process of its own (`jobs` compiling at once, one timing
+    """Compile and time each query's plan in a process of its own (`jobs` loading at once, one on the device
     at a time); returns the rows, also stored (`store`)."""
     cache = cache_dir(data_dir, scale_factor, device)
     cache.mkdir(parents=True, exist_ok=True)
@@ -182,14 +182,6 @@ def _calibrate_one(sf_folder: Path, device: str, number: int) -> dict[str, Any]:
     eager = query.plan().run_query
     candidates = {"eager": eager}
     compile_s = 0.0
-    if kind == "cuda":
-        compiled = query.with_core(torch.compile(query.plan()._query_core))
-        started = time.perf_counter()
-        for one in params:
-            compiled(tables, **one)
-        torch.cuda.synchronize()
-        compile_s = time.perf_counter() - started
-        candidates["compiled"] = compiled
     policy = TimingPolicy.for_device(kind, SECONDS[kind])
     policy = TimingPolicy(
         warmup_s=policy.warmup_s,
@@ -198,11 +190,22 @@ def _calibrate_one(sf_folder: Path, device: str, number: int) -> dict[str, Any]:
         min_reps=policy.min_reps,
         target_stderr=0.0,
     )
-    # One timing at a time: calibrations compile side by side, but timing beside another's compile
-    # measures the neighbour too.
+    # One query at a time on the device, from its first compiled call: that call times each of the
+    # plan's kernels in every configuration torch.compile offers and keeps the fastest in the cache every
+    # evaluation copies, and timed beside another query's timing it kept a 20-30% slower one for Q14 on
+    # the H200 (docs/benchmarks.md, session 18); timing beside another's compile measures the neighbour
+    # too. Only start-up and loading the tables run side by side.
     folder = Path(os.environ["TORCHINDUCTOR_CACHE_DIR"]).parent
     with open(folder.parent / ".timing.lock", "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
+        if kind == "cuda":
+            compiled = query.with_core(torch.compile(query.plan()._query_core))
+            started = time.perf_counter()
+            for one in params:
+                compiled(tables, **one)
+            torch.cuda.synchronize()
+            compile_s = time.perf_counter() - started
+            candidates["compiled"] = compiled
         calls = {
             name: (lambda rep, fn=fn: fn(tables, **params[rep % len(params)]))
             for name, fn in candidates.items()

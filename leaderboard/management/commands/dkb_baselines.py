@@ -28,7 +28,7 @@ class Command(BaseCommand):
             "--queries", help="comma-separated query numbers, e.g. 1,6; default: every loaded query"
         )
         parser.add_argument(
-            "--jobs", type=int, default=4, help="plans compiled at once (timed one at a time)"
+            "--jobs", type=int, default=4, help="plans loading at once (compiled and timed one at a time)"
         )
 
     def handle(

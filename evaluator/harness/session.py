@@ -261,7 +261,14 @@ def _pools(baseline: Remote, candidate: Remote | None, sides: Sides, outcome: Ou
     it is `best` (a probe in the trusted runner)."""
     baseline.answer()  # its main tables, loaded meanwhile
     pool = {"op": "pool", "size": sides.timing.pool, "params": sides.params}
-    baseline.ask(pool, sides.query_timeout_s)
+    # The baseline's first calls compile its plan, timing each kernel's configurations on the device:
+    # the kernel's runner is frozen meanwhile, as it is while the baseline is timed.
+    frozen = candidate.freeze(True) if candidate else None
+    try:
+        baseline.ask(pool | {"warm": True}, sides.query_timeout_s)
+    finally:
+        if candidate and frozen is not None:
+            candidate.freeze(False)
     if (
         candidate
         and _guarded(candidate, outcome, partial(candidate.ask, pool, sides.query_timeout_s)) is None

@@ -130,7 +130,7 @@ def trial(state: State, command: dict[str, Any]) -> Answer:
 def pool(state: State, command: dict[str, Any]) -> Answer:
     """Clones of the loaded tables for the timed calls, the parameter sets those calls rotate over (the
     trials' own, which this runner has already been called with), and the buffer that flushes the L2
-    cache."""
+    cache. With "warm" (the baseline's runner), one call on each set first (`_warm`)."""
     import torch
 
     from evaluator.timing import L2_FLUSH_BYTES
@@ -139,7 +139,30 @@ def pool(state: State, command: dict[str, Any]) -> Answer:
     state.params = list(command.get("params", []))
     if state.device.type == "cuda":
         state.flush = torch.empty(L2_FLUSH_BYTES // 4, dtype=torch.int32, device=state.device)
+    if command.get("warm"):
+        _warm(state)
     return {}, b""
+
+
+def _warm(state: State) -> None:
+    """The baseline's first calls, before anything is timed: a compiled plan compiles here, not in the
+    first timed batch, and torch's compile workers are then stopped, later compiles (a fresh set's) made
+    in this process. Started in the first timed batch, the workers inherited this thread's pinning to the
+    runners' core (`arm`) and kept half of it busy while both runners were timed there: the compiled
+    baseline's Q14 ran 1.46 ms beside the CUDA example set's kernel against 0.84 ms alone (docs/
+    benchmarks.md, session 18)."""
+    for rep, params in enumerate(state.params):
+        state.call(state.pool[rep % len(state.pool)], params)
+    state.sync()
+    _stop_compile_workers()
+
+
+def _stop_compile_workers() -> None:
+    """Stop torch.compile's pool of compile workers, where one was started, and start no other."""
+    workers = sys.modules.get("torch._inductor.async_compile")
+    if workers is not None:
+        workers.shutdown_compile_workers()
+        sys.modules["torch._inductor.config"].compile_threads = 1
 
 
 def arm(state: State, command: dict[str, Any]) -> Answer:
@@ -233,6 +256,7 @@ def choose(state: State, command: dict[str, Any]) -> Answer:
         return {"baseline_mode": "eager", "baseline_probe": {"compile_error": short_error(exc)}}, b""
     chosen = min(stats, key=lambda name: stats[name].median_ms)
     state.fn = fns[chosen]
+    _stop_compile_workers()
     return {
         "baseline_mode": chosen,
         "baseline_probe": {f"{n}_ms": s.median_ms for n, s in stats.items()},
@@ -326,9 +350,7 @@ if __name__ == "__main__":
         code = 1
     # Out at once: no interpreter teardown (freeing gigabytes of tensors, torch's exit hooks), which only
     # delays the next query. Torch's compile workers, where a compile started them, are stopped first.
-    workers = sys.modules.get("torch._inductor.async_compile")
-    if workers is not None:
-        workers.shutdown_compile_workers()
+    _stop_compile_workers()
     sys.stdout.flush()
     sys.stderr.flush()
     os._exit(code)

@@ -72,3 +72,50 @@ def test_a_batch_names_each_calls_parameter_set_by_index(sf001) -> None:
     fresh = {"date": "1995-01-01", "discount": 0.05, "quantity": 25}
     answer, payload = runner.batch(state, {"op": "batch", "calls": [[1, 0]], "params": [fresh]})
     assert unpack(answer["layout"], payload, 1)[0]["revenue"][0] == revenue(fresh)
+
+
+WARM = """
+import json, os, sys
+from pathlib import Path
+from evaluator.queries import QUERIES
+from evaluator.runner import commands as runner
+
+def children():
+    mine = str(os.getpid())
+    stats = (p.read_text() for p in Path("/proc").glob("[0-9]*/stat") if p.exists())
+    return [s.split()[0] for s in stats if s.rsplit(")", 1)[1].split()[1] == mine]
+
+state = runner.State()
+runner.start(state, {"op": "start", "device": "cpu", "query": 6, "compile": True})
+runner.load(state, {"op": "load", "baseline": "compiled"})
+runner.tables(state, {"op": "tables", "folder": sys.argv[1]})
+# As a compile on the GPU starts it: the pool's process, then its workers.
+from torch._inductor.async_compile import AsyncCompile
+AsyncCompile.warm_pool()
+workers = children()
+params = QUERIES[6].parameter_sets(3, 7)
+runner.pool(state, {"op": "pool", "size": 2, "params": params, "warm": sys.argv[2] == "1"})
+from torch._dynamo.utils import counters
+graphs = counters["stats"]["unique_graphs"]
+print(json.dumps({"workers": len(workers), "left": len(children()), "graphs": graphs}))
+"""
+
+
+@pytest.mark.parametrize("warm", [False, True])
+def test_the_baselines_pool_compiles_its_plan_and_stops_the_compile_workers(sf001, warm: bool) -> None:
+    """With "warm", `pool` makes the compiled baseline's first calls, before any is timed, and stops
+    torch's compile workers: started by the first timed batch, they ran on the core both runners are
+    timed on (session 18 on the H200)."""
+    done = subprocess.run(
+        [sys.executable, "-c", WARM, str(sf001), "1" if warm else "0"],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    found = json.loads(done.stdout.strip().splitlines()[-1])
+    assert found["workers"] >= 1
+    if warm:
+        assert found["graphs"] >= 1 and found["left"] == 0, found
+    else:
+        assert found["graphs"] == 0 and found["left"] == found["workers"], found

@@ -311,6 +311,36 @@ def test_a_kernel_that_spins_beside_the_baseline_is_frozen_while_the_baseline_is
     assert 0 < q06["stats"]["kernel_freezing_us"] < 1e6  # the freezer's wait is 1 s
 
 
+def test_the_kernel_is_frozen_while_the_baselines_first_calls_compile_it(
+    tpch_data: Path, tmp_path: Path, no_admission: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A compile's first calls time each kernel's configurations on the device and keep the fastest: a
+    kernel busy meanwhile would make the baseline keep slow ones, for the whole evaluation."""
+    seen: list[tuple[str, Any]] = []
+    freeze, ask = Remote.freeze, Remote.ask
+
+    def freezing(self: Remote, frozen: bool) -> bool | None:
+        done = freeze(self, frozen)
+        seen.append((f"{self.who} {'frozen' if frozen else 'thawed'}", done))
+        return done
+
+    def asking(self: Remote, command: dict[str, Any], *args: Any) -> Any:
+        seen.append((f"{self.who} {command['op']}", command.get("warm")))
+        return ask(self, command, *args)
+
+    monkeypatch.setattr(Remote, "freeze", freezing)
+    monkeypatch.setattr(Remote, "ask", asking)
+    q06 = evaluate(attack_set(tmp_path, "spin_beside_the_baseline"), tpch_data)
+    assert q06["status"] == Status.PASSED, q06["reason"]
+    warm = seen.index(("baseline pool", True))
+    assert seen[warm - 1 : warm + 2] == [
+        ("kernel frozen", True),
+        ("baseline pool", True),
+        ("kernel thawed", True),
+    ], seen
+    assert ("kernel pool", None) in seen[warm:]  # the kernel's own pool: no first calls there
+
+
 def test_where_it_cannot_be_frozen_a_kernel_spinning_beside_the_baseline_is_rejected(
     tpch_data: Path, tmp_path: Path, no_admission: None, monkeypatch: pytest.MonkeyPatch
 ) -> None:

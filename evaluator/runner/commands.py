@@ -161,8 +161,10 @@ def _stop_compile_workers() -> None:
     """Stop torch.compile's pool of compile workers, where one was started, and start no other."""
     workers = sys.modules.get("torch._inductor.async_compile")
     if workers is not None:
+        import torch._inductor.config
+
         workers.shutdown_compile_workers()
-        sys.modules["torch._inductor.config"].compile_threads = 1
+        torch._inductor.config.compile_threads = 1
 
 
 def arm(state: State, command: dict[str, Any]) -> Answer:

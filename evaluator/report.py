@@ -12,6 +12,10 @@ SCHEMA_VERSION = 3
 # standard error (%) and at least this many samples each (docs/evaluation.md, "Scores").
 MAX_STDERR_PCT = 2.0
 MIN_SAMPLES = 10
+# Where the hardware was calibrated, a baseline timed this much slower than the calibration's median for
+# its mode ran on a disturbed machine: its query's timing is not ranked. Calibrated evaluations on the H200
+# timed their baselines at 0.99-1.11x the calibration (docs/benchmarks.md, session 18).
+CALIBRATION_SLOWER = 1.5
 
 
 class Status:
@@ -165,6 +169,13 @@ class Report:
 
 def unstable_reason(result: QueryResult) -> str | None:
     """Why a query's timing is too unsure to rank, or None."""
+    record, mode = result.stats.get("baseline_calibration"), result.stats.get("baseline_mode")
+    calibrated = record.get(f"{mode}_ms") if isinstance(record, dict) else None
+    if calibrated and result.baseline_ms and result.baseline_ms > CALIBRATION_SLOWER * calibrated:
+        return (
+            f"the baseline ran {result.baseline_ms / calibrated:.2f}x its calibration's median "
+            f"({result.baseline_ms:.3f} ms against {calibrated:.3f} ms): the machine was disturbed"
+        )
     for name in ("baseline", "kernel"):
         stats = result.stats.get(name)
         if not isinstance(stats, dict):

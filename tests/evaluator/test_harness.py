@@ -269,6 +269,28 @@ def test_timing_is_ranked_only_on_a_gpu_with_sure_medians() -> None:
     assert few == "the kernel was timed 9 times, fewer than 10"
 
 
+@pytest.mark.parametrize(("calibrated_ms", "ranked"), [(0.7, True), (0.6, False), (None, True)])
+def test_a_baseline_far_slower_than_its_calibration_is_not_ranked(
+    calibrated_ms: float | None, ranked: bool
+) -> None:
+    """Where the hardware was calibrated, a baseline over 1.5x the calibration's median for its mode was
+    timed on a disturbed machine (the eager median does not count for a compiled baseline)."""
+    timed = {"median_ms": 1.0, "n": 50, "stderr_pct": 0.3}
+    record = {"mode": "compiled", "compiled_ms": calibrated_ms, "eager_ms": 0.5}
+    stats = {"baseline": timed, "kernel": timed, "baseline_mode": "compiled", "baseline_calibration": record}
+    result = QueryResult(query=14, status=Status.PASSED, baseline_ms=1.0, kernel_ms=0.5, stats=stats)
+    described = {"harness_version": "t", "hardware": {"device": "cuda"}, "scale_factor": 10}
+    described |= {"language": "cuda", "scope": "core", "baseline": "recorded"}
+    report = Report(**described, sandbox={}, queries=[result]).aggregate()
+    assert report.timing["ranked"] is ranked
+    if not ranked:
+        assert report.timing["reason"] == "unstable timing: Q14"
+        assert result.stats["unstable"] == (
+            "the baseline ran 1.67x its calibration's median (1.000 ms against 0.600 ms): "
+            "the machine was disturbed"
+        )
+
+
 def test_a_kernel_that_patches_the_timer_is_refused_before_it_runs(make_set, sf001: Path) -> None:
     source = (
         "import time\n"

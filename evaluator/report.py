@@ -16,6 +16,7 @@ MIN_SAMPLES = 10
 # its mode ran on a disturbed machine: its query's timing is not ranked. Calibrated evaluations on the H200
 # timed their baselines at 0.99-1.11x the calibration (docs/benchmarks.md, session 18).
 CALIBRATION_SLOWER = 1.5
+UNCALIBRATED = "baselines not calibrated on this hardware"
 
 
 class Status:
@@ -148,8 +149,9 @@ class Report:
         return self
 
     def _timing(self) -> dict[str, Any]:
-        """Ranked, or why not: a CPU's timings only show a kernel runs (Triton's interpreter), and a
-        passed query whose medians are unsure (`MAX_STDERR_PCT`, `MIN_SAMPLES`) is labelled so."""
+        """Ranked, or why not: a CPU's timings only show a kernel runs (Triton's interpreter), a passed
+        query's baseline must come from the hardware's calibration, and a passed query whose medians are
+        unsure (`MAX_STDERR_PCT`, `MIN_SAMPLES`, `CALIBRATION_SLOWER`) is labelled so."""
         bounds = {"max_stderr_pct": MAX_STDERR_PCT, "min_samples": MIN_SAMPLES}
         if self.hardware.get("device", "cpu") == "cpu":
             return {"ranked": False, "reason": "correctness only: timed on a CPU"} | bounds
@@ -159,6 +161,14 @@ class Report:
             if why:
                 r.stats["unstable"] = why
                 unstable.append(f"Q{r.query:02d}")
+        # The baseline's mode, and its compiled kernels' configurations, come from a trusted calibration on
+        # an idle machine; compiled in the evaluation, they were chosen beside whatever ran then.
+        uncalibrated = [
+            f"Q{r.query:02d}" for r in self.queries if r.passed and not r.stats.get("baseline_calibration")
+        ]
+        if uncalibrated:
+            reason = f"{UNCALIBRATED}: {', '.join(uncalibrated)}"
+            return {"ranked": False, "reason": reason} | bounds
         if unstable:
             return {"ranked": False, "reason": f"unstable timing: {', '.join(unstable)}"} | bounds
         return {"ranked": True, "reason": ""} | bounds

@@ -14,6 +14,7 @@ from django.db.models.functions import Coalesce
 from django.urls import reverse
 from django.utils import timezone
 
+from evaluator.report import UNCALIBRATED
 from evaluator.report import Status as ReportStatus
 from leaderboard.models.catalogue import Hardware, Query
 from leaderboard.models.submissions import Submission
@@ -319,13 +320,15 @@ class EvaluationRun(models.Model):
 
     @property
     def timing_label(self) -> str:
-        """Why this succeeded run is not ranked, in two words ("correctness only", "unstable timing");
-        "" when it is ranked or has no report."""
+        """Why this succeeded run is not ranked, in two words ("correctness only", "unstable timing",
+        "uncalibrated baselines"); "" when it is ranked or has no report."""
         if self.timing_ranked or not self._report_stored():
             return ""
         reason = self.timing_reason
         if reason.startswith("unstable"):
             return "unstable timing"
+        if reason.startswith(UNCALIBRATED):
+            return "uncalibrated baselines"
         return (
             "correctness only" if self.hardware.is_cpu or reason.startswith("correctness") else "not ranked"
         )

@@ -247,8 +247,10 @@ def test_timing_is_ranked_only_on_a_gpu_with_sure_medians() -> None:
     def timed(n: int, stderr_pct: float) -> dict:
         return {"median_ms": 1.0, "n": n, "stderr_pct": stderr_pct}
 
-    def report(device: str, kernel: dict) -> Report:
-        stats = {"baseline": timed(50, 0.3), "kernel": kernel}
+    def report(device: str, kernel: dict, calibrated: bool = True) -> Report:
+        calibration = {"mode": "compiled", "compiled_ms": 1.0, "eager_ms": 2.0} if calibrated else None
+        stats = {"baseline": timed(50, 0.3), "kernel": kernel, "baseline_calibration": calibration}
+        stats["baseline_mode"] = "compiled"
         result = QueryResult(query=6, status=Status.PASSED, baseline_ms=1.0, kernel_ms=1.0, stats=stats)
         described = {
             "harness_version": "t",
@@ -267,6 +269,8 @@ def test_timing_is_ranked_only_on_a_gpu_with_sure_medians() -> None:
     assert noisy.queries[0].stats["unstable"] == "the kernel's median has a 2.5% standard error, over 2%"
     few = report("cuda", timed(9, 0.1)).queries[0].stats["unstable"]
     assert few == "the kernel was timed 9 times, fewer than 10"
+    uncalibrated = report("cuda", timed(50, 0.5), calibrated=False).timing
+    assert uncalibrated["reason"] == "baselines not calibrated on this hardware: Q06"
 
 
 @pytest.mark.parametrize(("calibrated_ms", "ranked"), [(0.7, True), (0.6, False), (None, True)])

@@ -111,6 +111,17 @@ def test_ranking_leaves_out_a_run_whose_medians_are_unsure(submit, timed_report)
     assert result.intervals == [("baseline", 2.0, 0.5, 40), ("kernel", 1.0, 3.5, 40)]
 
 
+def test_ranking_leaves_out_a_gpu_run_whose_baselines_were_not_calibrated(submit, timed_report) -> None:
+    run = submit().runs.get()
+    run = services.evaluation_record(run=run, report=timed_report(calibrated=False))
+    assert list(EvaluationRun.objects.ranked()) == []
+    assert list(EvaluationRun.objects.unranked()) == [run]
+    assert (run.timing_label, run.timing_reason) == (
+        "uncalibrated baselines",
+        "baselines not calibrated on this hardware: Q06",
+    )
+
+
 def test_rankings_leave_the_reports_out_and_still_say_what_a_run_was_timed_against(
     evaluated, submit, timed_report, django_assert_num_queries
 ) -> None:

@@ -36,6 +36,19 @@ def test_cpu_runs_are_listed_as_correctness_only_below_the_ranking(anonymous, ev
     assert '<span class="badge cpu">CPU</span>' in unranked
 
 
+def test_a_run_against_uncalibrated_baselines_is_not_ranked_and_its_page_says_why(
+    anonymous, submit, timed_report
+) -> None:
+    run = submit(model="Cold LLM").runs.get()
+    services.evaluation_record(run=run, report=timed_report(calibrated=False))
+    home = anonymous.get("/").content.decode()
+    assert "Cold LLM" not in home.split('<table class="unranked">')[0]
+    assert "baselines not calibrated on this hardware: Q06" in home.split('<table class="unranked">')[1]
+    page = anonymous.get(f"/submissions/{run.submission_id}/")
+    assertContains(page, "uncalibrated baselines</span>", count=2)  # the runs table and the notice
+    assertContains(page, "not by the hardware's calibration on an idle machine")
+
+
 def test_an_unstable_run_is_not_ranked_and_its_page_shows_each_unsure_interval(
     anonymous, submit, timed_report
 ) -> None:

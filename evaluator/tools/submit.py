@@ -146,7 +146,7 @@ def results_table(results: dict[str, Any]) -> str:
         f"overall speedup {_number(results.get('overall_speedup'), '.2f', 'x')}, "
         f"geomean {_number(results.get('geomean_speedup'), '.2f', 'x')}, "
         f"pass rate {_number(None if pass_rate is None else pass_rate * 100, '.0f', '%')}"
-        + ("" if results.get("ranked") else " (timing not ranked: correctness only or unstable)")
+        + ("" if results.get("ranked") else " (timing not ranked: the run's page says why)")
     )
     return "\n".join(lines)
 

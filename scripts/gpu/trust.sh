@@ -8,7 +8,8 @@
 #   cold and calibrated (the calibration's cache and record set aside, and back), channel (Q6 compiled
 #   and eager), host (scripts/gpu/host.py: Q6 and Q14 under each condition of an evaluation), autotune
 #   (scripts/gpu/autotune.py), monitor (the GPU's clocks and the busiest processes, logged until
-#   `unmonitor`), bundle (the logs so far into logs.tgz),
+#   `unmonitor`), bundle (the logs so far into logs.tgz), probe (scripts/gpu/probe.py: a round's host
+#   probe against the usual),
 #   new-SET and old-SET (SET: cuda-core or triton-core; old-*: the harness of commit d37eae1, unpacked
 #   into old/ by `git archive d37eae1 evaluator sandbox | tar -x -C old`, carried), summary.
 #   ROUND=N names the reports of new-* and old-* `...-rN`, so that rounds on one machine compare.
@@ -49,6 +50,7 @@ clocks_event_reasons.active,utilization.gpu,memory.used --format=csv -lms 500 > 
               nvidia-smi --query-compute-apps=pid,used_memory --format=csv,noheader; done) > "$VAR/logs/ps.log" 2>&1 &
              echo $! >> "$VAR/monitors"
              log "monitoring" ;;
+    probe) PYTHONPATH=/tmp/site:$PWD python3 scripts/gpu/probe.py 2>&1 | tee -a "$OUT/trust.log" ;;
     unmonitor) [ -f "$VAR/monitors" ] && kill $(cat "$VAR/monitors") 2>/dev/null; rm -f "$VAR/monitors" ;;
     bundle) tar -C "$VAR" -czf "$OUT/logs.tgz" logs 2>/dev/null; log "bundled" ;;
     channel) for mode in ${CHANNEL_MODES:-compiled eager}; do PYTHONPATH=/tmp/site:$PWD python3 scripts/gpu/channel.py \

@@ -25,12 +25,15 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager
 from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from host import load  # noqa: E402
 
 CHILD = r"""
 import json, os, sys, time
@@ -75,17 +78,9 @@ while True:
 SPIN = "while True: pass"
 
 
-@contextmanager
-def neighbour(kind: str) -> Iterator[None]:
+def neighbour(kind: str) -> AbstractContextManager[None]:
     spinners = [[sys.executable, "-c", SPIN]] * (os.cpu_count() or 1)
-    argvs = {"none": [], "gpu": [[sys.executable, "-c", GPU]], "cpu": spinners}
-    procs = [subprocess.Popen(argv) for argv in argvs[kind]]
-    try:
-        yield
-    finally:
-        for proc in procs:
-            proc.kill()
-            proc.wait()
+    return load({"none": [], "gpu": [[sys.executable, "-c", GPU]], "cpu": spinners}[kind])
 
 
 def one_run(folder: Path, number: int, beside: str, cache: Path, args: argparse.Namespace) -> dict[str, Any]:
@@ -101,7 +96,7 @@ def one_run(folder: Path, number: int, beside: str, cache: Path, args: argparse.
     assert child.stdout.readline().strip() == "ready"
     with neighbour(beside):
         if beside != "none":
-            time.sleep(2.0)  # the neighbour's own start-up over
+            time.sleep(1.0)  # with `load`'s second, the neighbour's own start-up over
         child.stdin.write("go\n")
         child.stdin.flush()
         assert child.stdout.readline().strip() == "compiled"

@@ -304,14 +304,26 @@ class EvaluationRun(models.Model):
     def baseline_summary(self) -> str:
         """What this run's kernels were timed against, in words, as its report says ("" before one)."""
         if self.baseline == "recorded":
-            modes: dict[str, list[str]] = {}
+            modes: dict[tuple[bool, str], list[str]] = {}  # (not calibrated, mode): query labels
             for result in self.results.all():
                 if result.baseline_mode:
-                    modes.setdefault(result.baseline_mode, []).append(result.query.label)
-            per_mode = "; ".join(f"{mode} for {', '.join(labels)}" for mode, labels in sorted(modes.items()))
-            return "each query's TorchPlan in the mode this hardware's calibration recorded" + (
-                f": {per_mode}" if per_mode else ""
+                    key = (not result.baseline_calibrated, result.baseline_mode)
+                    modes.setdefault(key, []).append(result.query.label)
+            recorded = "each query's TorchPlan in the mode this hardware's calibration recorded"
+            default = "the default mode (compiled on a GPU, eager on a CPU)"
+            if not any(uncalibrated for uncalibrated, _ in modes):
+                said = recorded
+            elif all(uncalibrated for uncalibrated, _ in modes):
+                said = f"each query's TorchPlan in {default}: this hardware's calibration recorded none"
+                said += " of them"
+            else:
+                said = f"{recorded}, else in {default}"
+            mixed = len({uncalibrated for uncalibrated, _ in modes}) == 2
+            per_mode = "; ".join(
+                f"{mode}{' (not calibrated)' if mixed and uncalibrated else ''} for {', '.join(labels)}"
+                for (uncalibrated, mode), labels in sorted(modes.items())
             )
+            return said + (f": {per_mode}" if per_mode else "")
         return {
             "compiled": "the compiled TorchPlan (torch.compile) for every query",
             "eager": "the eager TorchPlan for every query (torch.compile was not used)",
@@ -451,6 +463,11 @@ class QueryResult(models.Model):
     def baseline_mode(self) -> str:
         """The TorchPlan mode this query's baseline was timed in ("eager", "compiled"; "" if not said)."""
         return str(self.stats.get("baseline_mode") or "")
+
+    @property
+    def baseline_calibrated(self) -> bool:
+        """Whether the hardware's calibration chose this query's baseline mode (schema 3's `recorded`)."""
+        return bool(self.stats.get("baseline_calibration"))
 
     @property
     def flagged(self) -> str:

@@ -5,7 +5,7 @@ from django.db import IntegrityError, transaction
 
 from evaluator import gpus
 from leaderboard import services
-from leaderboard.models import EvaluationRun, Hardware, Kernel, report_timing_ranked
+from leaderboard.models import EvaluationRun, Hardware, Kernel, Query, report_timing_ranked
 
 pytestmark = pytest.mark.django_db
 
@@ -119,6 +119,21 @@ def test_ranking_leaves_out_a_gpu_run_whose_baselines_were_not_calibrated(submit
     assert (run.timing_label, run.timing_reason) == (
         "uncalibrated baselines",
         "baselines not calibrated on this hardware: Q06",
+    )
+
+
+def test_a_run_says_which_baselines_the_calibration_chose_and_which_ran_in_the_default_mode(
+    submit, timed_report
+) -> None:
+    run = services.evaluation_record(run=submit().runs.get(), report=timed_report())
+    q14 = Query.objects.create(number=14, name="Promotion Effect", sql="", torchplan_source="")
+    run.results.create(
+        query=q14, status="passed", stats={"baseline_mode": "compiled", "baseline_calibration": None}
+    )
+    assert [r.baseline_calibrated for r in run.results.all()] == [True, False]
+    assert run.baseline_summary == (
+        "each query's TorchPlan in the mode this hardware's calibration recorded, else in the default mode "
+        "(compiled on a GPU, eager on a CPU): compiled for Q6; compiled (not calibrated) for Q14"
     )
 
 

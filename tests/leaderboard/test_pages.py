@@ -47,6 +47,15 @@ def test_a_run_against_uncalibrated_baselines_is_not_ranked_and_its_page_says_wh
     page = anonymous.get(f"/submissions/{run.submission_id}/")
     assertContains(page, "uncalibrated baselines</span>", count=2)  # the runs table and the notice
     assertContains(page, "not by the hardware's calibration on an idle machine")
+    # What the baseline ran as is the default, not a calibration's choice: neither page says otherwise.
+    assertContains(
+        page,
+        "Timed against each query&#x27;s TorchPlan in the default mode (compiled on a GPU, eager on a CPU): "
+        "this hardware&#x27;s calibration recorded none of them: compiled for Q6.",
+    )
+    kernel = anonymous.get(f"/submissions/{run.submission_id}/kernels/6/?run={run.pk}")
+    assertContains(kernel, "this hardware's calibration has no record of Q6")
+    assertNotContains(kernel, "calibration recorded")
 
 
 def test_an_unstable_run_is_not_ranked_and_its_page_shows_each_unsure_interval(
@@ -180,6 +189,8 @@ def test_a_run_page_says_what_each_query_was_timed_against_as_the_report_says(
         "compiled for Q6.",
     )
     assertNotContains(page, "compiled TorchPlan")
+    kernel = anonymous.get(f"/submissions/{run.submission_id}/kernels/6/?run={run.pk}")
+    assertContains(kernel, "the mode this hardware's calibration recorded for Q6")
     older = evaluated(model="Older LLM", baseline="best")
     assertContains(
         anonymous.get(f"/submissions/{older.submission_id}/"),

@@ -40,13 +40,23 @@ DISTURBED = 1.5
 # pipe: a kernel's process that used more than this share of a core meanwhile left work running on the
 # host, beside the baseline.
 BUSY_BESIDE = 0.25
+# Before each of the baseline's timed batches on a GPU its runner waits for the device to run nothing
+# else (evaluator/runner/commands.py, `drain`). An honest kernel's runner synchronizes the device after
+# every call, so a device still busy after it answered holds work its process left there: busy longer
+# than this before over half of the baseline's samples, the kernel is rejected.
+LEFT_BUSY_MS = 1.0
 KEPT_BYTES = 64 << 20  # distinct timed results kept for checking, per candidate
 
 
-def arm_command(sides: Sides) -> dict[str, Any]:
+def arm_command(sides: Sides, drain: bool = False) -> dict[str, Any]:
     """Ready for a timed batch, on the runners' core (evaluator/harness/cores.py): a runner starts on all the
-    harness's cores, so that the two start up side by side, and moves its thread there when armed."""
-    return {"op": "arm"} | ({"cpus": sorted(sides.runner_cores)} if sides.runner_cores else {})
+    harness's cores, so that the two start up side by side, and moves its thread there when armed. With
+    `drain` (the baseline's runner), first the device left to run nothing else (`DeviceBusy`)."""
+    return (
+        {"op": "arm"}
+        | ({"cpus": sorted(sides.runner_cores)} if sides.runner_cores else {})
+        | ({"drain": True} if drain else {})
+    )
 
 
 def round_probe(sides: Sides) -> Callable[[], float] | None:
@@ -116,6 +126,51 @@ class Timed:
         return None
 
 
+class LeftBusy(Exception):
+    """The device was still busy, `DRAIN_LIMIT_S` after the kernel's runner answered and was frozen."""
+
+
+class DeviceBusy:
+    """How long the device stayed busy before each of the baseline's timed batches, as its runner's
+    `drain` measured it: the trusted runner waits for the device to run nothing else, so work the
+    kernel's process left there when it answered runs before the baseline's batch, not into it."""
+
+    def __init__(self) -> None:
+        self.busy_ms: list[float] = []
+
+    def add(self, drained: dict[str, Any]) -> None:
+        busy_ms = 1e3 * float(drained.get("busy_s", 0.0))
+        self.busy_ms.append(busy_ms)
+        if drained.get("idle") is False:
+            raise LeftBusy(
+                f"the device was still busy {busy_ms / 1e3:.1f} s after the kernel's runner answered a timed "
+                "batch and was frozen: its process left work running on the device"
+            )
+
+    def describe(self) -> dict[str, Any]:
+        """`samples`, how many found the device `busy`, and over `LEFT_BUSY_MS`; the median and the
+        longest wait, in milliseconds."""
+        busy = self.busy_ms
+        return {
+            "samples": len(busy),
+            "busy": sum(ms > 0 for ms in busy),
+            "over_limit": sum(ms > LEFT_BUSY_MS for ms in busy),
+            "median_ms": round(float(np.median(busy)), 3) if busy else None,
+            "max_ms": round(max(busy), 3) if busy else None,
+        }
+
+    def problem(self) -> str | None:
+        over = sum(ms > LEFT_BUSY_MS for ms in self.busy_ms)
+        if over * 2 <= len(self.busy_ms):
+            return None
+        return (
+            f"the device was still busy with the kernel's work before {over} of the baseline's "
+            f"{len(self.busy_ms)} timed batches (for a median {float(np.median(self.busy_ms)):.1f} ms after "
+            "its runner answered and was frozen): its process leaves work running on the device after "
+            "answering, untimed"
+        )
+
+
 class RoundTrip:
     """The channel's share of a timed sample: an empty command's round trip (`ping`), timed between `arm`
     and each timed batch, the runner in the state the batch finds it in. The median of the baseline's
@@ -154,10 +209,14 @@ def timed_batch(
     command: dict[str, Any],
     limit: float,
     deadline_reason: str | None = None,
+    busy: DeviceBusy | None = None,
 ) -> tuple[float, dict[str, Any], bytes]:
-    """A timed batch: `arm` (L2 flushed, device idle) and `ping` outside the window, then the batch, timed
-    here from sending it to holding every result, the baseline's round trip taken off (`RoundTrip`)."""
-    remote.ask(arm_command(sides), sides.query_timeout_s)
+    """A timed batch: `arm` (L2 flushed, device idle; with `busy`, the device drained of other work and
+    the wait kept there) and `ping` outside the window, then the batch, timed here from sending it to
+    holding every result, the baseline's round trip taken off (`RoundTrip`)."""
+    armed, _ = remote.ask(arm_command(sides, drain=busy is not None), sides.query_timeout_s)
+    if busy is not None:
+        busy.add(armed)
     trip.add(name, remote.timed({"op": "ping"}, sides.query_timeout_s)[0])
     seconds, answer, payload = remote.timed(command, limit, deadline_reason)
     return trip.minus(seconds), answer, payload
@@ -170,8 +229,10 @@ def _batch(
     checks: dict[str, Timed],
     pace: dict[str, float],
     trip: RoundTrip,
+    busy: DeviceBusy | None = None,
 ) -> Callable[[int, int], float]:
-    """One candidate's timed sample: a batch of calls (`timed_batch`), its drawn results kept to check."""
+    """One candidate's timed sample: a batch of calls (`timed_batch`), its drawn results kept to check;
+    with `busy` (the baseline's, on a GPU), the device drained first (`DeviceBusy`)."""
     sets = len(sides.params)
 
     def run(rep: int, calls: int) -> float:
@@ -192,6 +253,7 @@ def _batch(
             {"op": "batch", "calls": batch},
             limit,
             f"a timed batch ran past its {limit:.1f} s limit",
+            busy,
         )
         try:
             results = unpack(answer.get("layout"), payload, calls)
@@ -218,11 +280,12 @@ def time_both(
     pace: dict[str, float] = {}
     policy = sides.timing
     if candidate is not None:
+        device = DeviceBusy() if sides.device.startswith("cuda") else None
         try:
             beside = Beside(candidate)
             stats = time_rounds(
                 {
-                    "baseline": beside.watch(_batch(baseline, "baseline", sides, checks, pace, trip)),
+                    "baseline": beside.watch(_batch(baseline, "baseline", sides, checks, pace, trip, device)),
                     "kernel": _batch(candidate, "kernel", sides, checks, pace, trip),
                 },
                 policy=policy,
@@ -243,7 +306,16 @@ def time_both(
                         f"the kernel's process kept {100 * busy:.0f}% of a CPU core busy while the baseline "
                         "was timed beside it: work left running between its calls slows the baseline",
                     )
+            if device is not None:
+                outcome.stats["device_busy"] = {"beside": device.describe()}
+                left = device.problem()
+                if left:
+                    outcome.fail(Status.REJECTED, left)
             return candidate
+        except LeftBusy as exc:
+            outcome.fail(Status.REJECTED, f"while being timed: {exc}")
+            assert device is not None
+            outcome.stats["device_busy"] = {"beside": device.describe()}
         except RunnerFailed as exc:
             if exc.who == "baseline":
                 raise
@@ -326,18 +398,25 @@ class Beside:
 def time_alone(baseline: Remote, sides: Sides, outcome: Outcome) -> None:
     """The baseline timed again with the kernel's runner gone; a kernel beside which it ran far slower
     does not stand (`DISTURBED`)."""
-    checks, trip = {"baseline": Timed(sides.verify)}, RoundTrip()
+    checks, trip, busy = {"baseline": Timed(sides.verify)}, RoundTrip(), DeviceBusy()
     policy = replace(
         sides.timing,
         min_time_s=min(0.5, sides.timing.min_time_s),
         max_time_s=min(2.0, sides.timing.max_time_s),
     )
-    alone = time_rounds(
-        {"baseline": _batch(baseline, "baseline", sides, checks, {}, trip)},
-        policy=policy,
-        strata=len(sides.params),
-        probe=round_probe(sides),
-    )["baseline"]
+    try:
+        alone = time_rounds(
+            {"baseline": _batch(baseline, "baseline", sides, checks, {}, trip, busy)},
+            policy=policy,
+            strata=len(sides.params),
+            probe=round_probe(sides),
+        )["baseline"]
+    except LeftBusy as exc:  # the kernel's runner is gone: something it started is not
+        outcome.fail(Status.REJECTED, f"while the baseline was timed alone: {exc}")
+        return
+    finally:
+        # Nothing else should be on the device now: the drain's own noise, beside the kernel's `beside`.
+        outcome.stats.setdefault("device_busy", {})["alone"] = busy.describe()
     outcome.stats["round_trip_us"] = {"alone": trip.describe()["baseline"]}
     beside = outcome.stats["baseline"]["median_ms"]
     outcome.stats["baseline_alone"] = asdict(alone)

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import os
 import sys
+import time
 import traceback
 from collections.abc import Callable
 from pathlib import Path
@@ -25,6 +26,11 @@ Answer = tuple[dict[str, Any], bytes]
 # than sleep on the pipe: it comes within a millisecond, and a sleeping process's wake-up would be timed
 # with it (docs/sandbox.md, "The cost of timing from outside").
 SPIN_S = 0.2
+# `drain`: a probe of the device (one tiny kernel, then a synchronize) that answers within this found it
+# idle. One that waited on another process's work waited for the GPU to switch to this process (it
+# time-slices between processes), at its time slice's pace; an idle H200 answers in tens of microseconds.
+IDLE_PROBE_S = 100e-6
+DRAIN_LIMIT_S = 10.0  # past this the device is still busy: the drain gives up and says so
 
 
 class State:
@@ -41,6 +47,7 @@ class State:
         self.flush: Any = None  # written before each timed batch: evicts the L2 cache
         self.rolled: list[Any] = []  # copies of new table content for `rolled` calls
         self.spin_s = 0.0  # on a GPU, how long to poll for the next command before sleeping on it
+        self.probe: Any = None  # `drain`'s one-element tensor
 
     def call(self, tables: Any, params: dict[str, Any]) -> Any:
         assert self.fn is not None, "no candidate was loaded"
@@ -139,6 +146,8 @@ def pool(state: State, command: dict[str, Any]) -> Answer:
     state.params = list(command.get("params", []))
     if state.device.type == "cuda":
         state.flush = torch.empty(L2_FLUSH_BYTES // 4, dtype=torch.int32, device=state.device)
+    state.probe = torch.zeros(1, device=state.device)
+    state.probe.add_(1)  # `drain`'s probe loaded before its first timed use
     if command.get("warm"):
         _warm(state)
     return {}, b""
@@ -169,13 +178,38 @@ def _stop_compile_workers() -> None:
 
 def arm(state: State, command: dict[str, Any]) -> Answer:
     """Before a timed batch, outside the harness's window: this thread on the timing core (where both
-    runners are timed, evaluator/harness/cores.py), the L2 cache flushed, the device idle."""
+    runners are timed, evaluator/harness/cores.py), with "drain" (the baseline's runner) the device
+    running nothing of another process's (`drain`), the L2 cache flushed, the device idle."""
     if command.get("cpus"):
         os.sched_setaffinity(0, command["cpus"])
+    drained = drain(state) if command.get("drain") else {}
     if state.flush is not None:
         state.flush.fill_(0)
     state.sync()
-    return {}, b""
+    return drained, b""
+
+
+def drain(state: State) -> dict[str, Any]:
+    """Wait until the device runs no other process's work: probe it (a one-element kernel, then a
+    synchronize) until a probe answers within `IDLE_PROBE_S`. The baseline's runner does this before each
+    of its timed batches: work the kernel's process left on the device when it answered (its runner is
+    frozen by then and can add none) would otherwise run into the baseline's batch and make the kernel
+    look faster. An honest kernel's runner leaves nothing: it synchronizes the device after every call.
+    `busy_s`: how long the device stayed busy (0.0 when the first probe found it idle); `idle`: False
+    when it was still busy after `DRAIN_LIMIT_S`."""
+    assert state.probe is not None, "drain before pool"
+    started = time.perf_counter()
+    probes = 0
+    while True:
+        probed = time.perf_counter()
+        state.probe.add_(1)
+        state.sync()
+        answered = time.perf_counter()
+        probes += 1
+        if answered - probed < IDLE_PROBE_S:
+            return {"busy_s": probed - started if probes > 1 else 0.0, "probes": probes, "idle": True}
+        if answered - started > DRAIN_LIMIT_S:
+            return {"busy_s": answered - started, "probes": probes, "idle": False}
 
 
 def ping(state: State, command: dict[str, Any]) -> Answer:

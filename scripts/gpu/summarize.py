@@ -131,7 +131,12 @@ def _host(reports: list[dict]) -> list[str]:
                 continue
             rounds = timed["n"] + timed["set_aside"]
             usual = f"{fmt(stats.get('host_usual_us'), '.1f')}/{fmt(timed.get('host_probe_us'), '.1f')} µs"
-            cells.append(f"run {r['_run']} {usual}, {timed['set_aside']} of {rounds} set aside")
+            busy = " ".join(  # 0.6.10: the baseline's runner's waits for an idle device
+                f"{where} {b['busy']}/{b['samples']} (max {fmt(b['max_ms'], '.2f')} ms)"
+                for where, b in (stats.get("device_busy") or {}).items()
+            )
+            busy = f", device busy before the baseline's batches: {busy}" if busy else ""
+            cells.append(f"run {r['_run']} {usual}, {timed['set_aside']} of {rounds} set aside{busy}")
         if cells:
             lines.append(f"- Q{number:02d} host probe (harness/session): " + "; ".join(cells))
     return [*lines, ""] if lines else []

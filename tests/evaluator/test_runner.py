@@ -119,3 +119,40 @@ def test_the_baselines_pool_compiles_its_plan_and_stops_the_compile_workers(sf00
         assert found["graphs"] >= 1 and found["left"] == 0, found
     else:
         assert found["graphs"] == 0 and found["left"] == found["workers"], found
+
+
+def test_the_baselines_arm_drains_the_device_of_other_work_and_says_how_long_it_waited(
+    sf001, monkeypatch
+) -> None:
+    """`drain` probes the device until a probe answers at once: here the device (the CPU) is made to look
+    busy for the first three probes, as a GPU running another process's work answers only after its
+    time slice; past `DRAIN_LIMIT_S` it gives up and says the device is still busy."""
+    import time
+
+    from evaluator.queries import QUERIES
+    from evaluator.runner import commands as runner
+
+    state = runner.State()
+    runner.start(state, {"op": "start", "device": "cpu", "query": 6})
+    runner.load(state, {"op": "load", "baseline": "eager"})
+    runner.tables(state, {"op": "tables", "folder": str(sf001)})
+    runner.pool(state, {"op": "pool", "size": 1, "params": QUERIES[6].parameter_sets(1, 7)})
+    assert runner.arm(state, {"op": "arm"}) == ({}, b"")  # the kernel's runner is never asked to drain
+
+    busy_for = [0.002] * 3
+
+    def sync() -> None:  # the probe's kernel queued behind 2 ms of someone else's work, three times
+        if busy_for:
+            time.sleep(busy_for.pop())
+
+    monkeypatch.setattr(state, "sync", sync)
+    drained, _ = runner.arm(state, {"op": "arm", "drain": True})
+    assert drained["idle"] is True and drained["probes"] >= 4
+    assert 0.006 <= drained["busy_s"] < 1.0
+    busy_for[:] = []
+    assert runner.arm(state, {"op": "arm", "drain": True})[0]["idle"] is True
+
+    monkeypatch.setattr(runner, "IDLE_PROBE_S", 0.0)  # no probe is ever quick enough: a device kept busy
+    monkeypatch.setattr(runner, "DRAIN_LIMIT_S", 0.05)
+    drained, _ = runner.arm(state, {"op": "arm", "drain": True})
+    assert drained["idle"] is False and drained["busy_s"] >= 0.05

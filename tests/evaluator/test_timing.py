@@ -15,6 +15,7 @@ import torch
 
 from evaluator import timing
 from evaluator.harness import timed
+from evaluator.harness.session import Outcome, Sides
 from evaluator.harness.timed import RoundTrip, Timed
 from evaluator.queries import QUERIES
 from evaluator.timing import CallLimitExceeded, TimingPolicy, _stderr, time_rotated, time_rounds, verified
@@ -382,3 +383,84 @@ def test_the_rounds_set_aside_are_checked_like_the_rest(monkeypatch: pytest.Monk
     assert timed.reps == stats["kernel"].n + 20  # every round, set aside or not
     answers = [{"revenue": np.array([1.0])}, {"revenue": np.array([2.0])}]
     assert timed.problem(QUERIES[6], sf001, [{"p": 0}, {"p": 1}], answers.__getitem__) is None
+
+
+class DrainingRemote:
+    """A runner's handle for `timed.time_both` on a GPU: the baseline's `arm` answers with the device's
+    waits it is given (its runner's `drain`, evaluator/runner/commands.py), every batch at once with
+    empty results; the kernel's runner can be frozen and uses no CPU."""
+
+    def __init__(self, waits: list[dict] | None = None) -> None:
+        self.waits, self.sent, self.stopped = iter(waits or []), [], False
+
+    def ask(self, command: dict, limit_s: float, reason: str | None = None) -> tuple[dict, bytes]:
+        self.sent.append(command)
+        return (next(self.waits) if command.get("drain") else {}), b""
+
+    def timed(self, command: dict, limit_s: float, reason: str | None = None) -> tuple[float, dict, bytes]:
+        self.sent.append(command)
+        calls = command.get("calls", [])
+        return 0.001 * max(1, len(calls)), {"layout": [[] for _ in calls]}, b""
+
+    def freeze(self, frozen: bool) -> bool:
+        return True
+
+    def cpu_s(self) -> float:
+        return 0.0
+
+    def stop(self) -> None:
+        self.stopped = True
+
+
+def _time_both(device: str, waits: list[dict]) -> tuple[Outcome, DrainingRemote, DrainingRemote]:
+    sides = Sides(
+        query=QUERIES[6], folders=[], device=device, params=[{}], baseline_mode="compiled",
+        timing=TimingPolicy(warmup_s=0.0, min_reps=12, min_time_s=0.0, max_time_s=5.0),
+        query_timeout_s=60, compile_limit_s=60, verify={"seed": 1, "share": 0.0},
+    )  # fmt: skip
+    baseline, kernel, outcome = DrainingRemote(waits), DrainingRemote(), Outcome()
+    checks = {"baseline": Timed(sides.verify), "kernel": Timed(sides.verify)}
+    timed.time_both(baseline, kernel, sides, checks, RoundTrip(), outcome)  # type: ignore[arg-type]
+    return outcome, baseline, kernel
+
+
+def test_a_kernel_that_leaves_the_device_busy_after_answering_is_rejected() -> None:
+    """Before each of its batches the baseline's runner waits for the device to run nothing else: a kernel
+    whose work was still running there, over 1 ms after it answered, before most of them is rejected."""
+    left = [{"busy_s": 0.004, "probes": 3, "idle": True}] * 100
+    outcome, baseline, kernel = _time_both("cuda", left)
+    assert outcome.status == "rejected" and "still busy with the kernel's work" in outcome.reason
+    beside = outcome.stats["device_busy"]["beside"]
+    assert beside["samples"] == beside["busy"] == beside["over_limit"] >= 12 and beside["median_ms"] == 4.0
+    arms = [c for c in baseline.sent if c["op"] == "arm"]
+    assert arms and all(c.get("drain") for c in arms)
+    assert not any(c.get("drain") for c in kernel.sent)  # the kernel's runner's word would mean nothing
+
+
+def test_a_device_busy_now_and_then_is_drained_and_not_held_against_the_kernel() -> None:
+    waits = (
+        [{"busy_s": 0.0, "probes": 1, "idle": True}] * 2 + [{"busy_s": 0.003, "probes": 2, "idle": True}]
+    ) * 50
+    outcome, _, _ = _time_both("cuda", waits)
+    assert outcome.status == "passed", outcome.reason
+    beside = outcome.stats["device_busy"]["beside"]
+    assert 0 < beside["over_limit"] < beside["samples"] / 2 and beside["max_ms"] == 3.0
+
+
+def test_a_device_that_never_drains_ends_the_kernels_timing() -> None:
+    waits = [{"busy_s": 0.0, "probes": 1, "idle": True}] * 3 + [
+        {"busy_s": 10.2, "probes": 900, "idle": False}
+    ]
+    waits += [{"busy_s": 0.0, "probes": 1, "idle": True}] * 100
+    outcome, _, kernel = _time_both("cuda", waits)
+    assert (
+        outcome.status == "rejected"
+        and "still busy 10.2 s after the kernel's runner answered" in outcome.reason
+    )
+    assert kernel.stopped and outcome.stats["device_busy"]["beside"]["max_ms"] == 10200.0
+
+
+def test_a_cpu_evaluation_drains_nothing() -> None:
+    outcome, baseline, _ = _time_both("cpu", [])
+    assert outcome.status == "passed" and "device_busy" not in outcome.stats
+    assert not any(c.get("drain") for c in baseline.sent)

@@ -45,6 +45,7 @@ CONDITIONAL = {
     },
     "stats": {
         "baseline_alone": "GPU only",
+        "device_busy": "GPU only (the baseline's runner drains the device)",
         "host_usual_us": "a GPU session's host probe",
         "slow_host": "only when the host ran slow",
         "unstable": "only for an unsure median",

@@ -469,7 +469,7 @@ def _fresh(
                 where = "on tables it had not seen (valid data: rows moved under other keys)"
                 remote.ask({"op": "roll", "roll": second_roll, "whole_rows": True}, limit)
                 seconds, _, _ = remote.timed({"op": "rolled", "params": params}, limit)
-                side["first_ms"].append(trip.minus(seconds) * 1e3)
+                side["first_ms"].append(trip.minus(seconds, name, 1) * 1e3)  # as a one-call batch
                 where = "on a parameter set drawn after its timed reps"
                 try:  # the torn tables last: a cache keyed by parameters leaves with their wrong answer
                     remote.ask({"op": "rolled", "params": params, "copy": -2}, limit)

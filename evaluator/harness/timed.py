@@ -172,33 +172,74 @@ class DeviceBusy:
 
 
 class RoundTrip:
-    """The channel's share of a timed sample: an empty command's round trip (`ping`), timed between `arm`
-    and each timed batch, the runner in the state the batch finds it in. The median of the baseline's
-    (the trusted runner's: the kernel's process could only slow its own) is taken off every timed sample
-    of both sides, so that a sample is its calls, their results' copy and little else (issue 14: the
-    channel under 1% of a 0.5 ms call). Never more than half a sample. The kernel's round trips are kept
-    for the report only."""
+    """The channel's share of a timed sample, measured from the trusted side and taken off the sample,
+    never more than half of it, so that a sample is its calls and little else (issue 14: the channel
+    under 1% of a 0.5 ms call).
+
+    - `ping`: an empty command's round trip, timed between `arm` and each timed batch, the runner in the
+      state the batch finds it in. The baseline's median is taken off a sample no echo covers yet; the
+      kernel's round trips are kept for the report only: its process could only slow its own.
+    - `echo` (0.6.10): the whole channel, results included. The baseline's runner, armed, answers with
+      the layout and bytes of each side's last batch, gathered as a batch gathers its results, no call
+      made (evaluator/runner/commands.py, `echo`); the median of a side's echoes of batches with as many
+      calls is taken off that side's samples. The ping alone left the results' copy and layout in each
+      sample: 1.9% of a compiled 0.63 ms call at 10 calls a sample on the H200 (docs/benchmarks.md,
+      session 17). The kernel's samples lose no more than the baseline's echo: a kernel whose results
+      carry more bytes, or that sends them some cheaper way of its own, is not paid for it.
+    """
 
     def __init__(self) -> None:
         self.seconds: dict[str, list[float]] = {"baseline": [], "kernel": []}  # each kept sorted
+        self.echoes: dict[tuple[str, int], list[float]] = {}  # per side and calls a batch, kept sorted
+        self.layouts: dict[str, list[list[list[Any]]]] = {}  # per side, its last batch's results
+        self.turn = 0
 
     def add(self, name: str, seconds: float) -> None:
         bisect.insort(self.seconds[name], seconds)
 
     def median_s(self, name: str = "baseline") -> float:
-        kept = self.seconds[name]
-        if not kept:
-            return 0.0
-        middle = len(kept) // 2
-        return kept[middle] if len(kept) % 2 else (kept[middle - 1] + kept[middle]) / 2
+        return _median(self.seconds[name])
 
-    def minus(self, seconds: float) -> float:
-        """A timed command's seconds, the baseline's round trip so far taken off."""
-        return seconds - min(self.median_s(), seconds / 2)
+    def keep(self, name: str, layout: list[list[list[Any]]]) -> None:
+        """A side's last batch's layout, as `results.unpack` checked it: what the next echo answers."""
+        self.layouts[name] = [[column[:3] for column in columns] for columns in layout]
 
-    def describe(self) -> dict[str, float]:
-        """Microseconds: each side's median round trip (the baseline's is what was taken off)."""
-        return {name: round(self.median_s(name) * 1e6, 2) for name, kept in self.seconds.items() if kept}
+    def echo(self, remote: Remote, limit_s: float) -> None:
+        """The baseline's runner, armed, echoes each side's last batch; each answer is timed. The sides
+        take turns going first: the first command after `arm` can be the dearer."""
+        self.turn += 1
+        for name, layout in sorted(self.layouts.items(), reverse=self.turn % 2 == 0):
+            seconds, _, _ = remote.timed({"op": "echo", "layout": layout}, limit_s)
+            bisect.insort(self.echoes.setdefault((name, len(layout)), []), seconds)
+
+    def minus(self, seconds: float, name: str = "baseline", calls: int = 0) -> float:
+        """A timed batch's seconds, less the channel's: the median echo of `name`'s batches of `calls`
+        calls (the kernel's: at most the baseline's), or where there is none yet the baseline's round
+        trip."""
+        ours, theirs = self.echoes.get((name, calls)), self.echoes.get(("baseline", calls))
+        taken = min(_median(ours), _median(theirs)) if ours and theirs else self.median_s()
+        return seconds - min(taken, seconds / 2)
+
+    def describe(self) -> dict[str, Any]:
+        """Microseconds: each side's median round trip (`ping`), and, under `echo`, each side's median
+        echo of its batches with the most calls (what its timed samples lost)."""
+        described: dict[str, Any] = {
+            name: round(self.median_s(name) * 1e6, 2) for name, kept in self.seconds.items() if kept
+        }
+        echoes = {}
+        for (name, _), kept in sorted(self.echoes.items()):  # the most calls last
+            echoes[name] = round(_median(kept) * 1e6, 2)
+        if echoes:
+            described["echo"] = echoes
+        return described
+
+
+def _median(kept: list[float]) -> float:
+    """The median of a sorted list; 0.0 for none."""
+    if not kept:
+        return 0.0
+    middle = len(kept) // 2
+    return kept[middle] if len(kept) % 2 else (kept[middle - 1] + kept[middle]) / 2
 
 
 def timed_batch(
@@ -210,16 +251,20 @@ def timed_batch(
     limit: float,
     deadline_reason: str | None = None,
     busy: DeviceBusy | None = None,
+    echo: bool = False,
 ) -> tuple[float, dict[str, Any], bytes]:
     """A timed batch: `arm` (L2 flushed, device idle; with `busy`, the device drained of other work and
-    the wait kept there) and `ping` outside the window, then the batch, timed here from sending it to
-    holding every result, the baseline's round trip taken off (`RoundTrip`)."""
+    the wait kept there), with `echo` (the baseline's runner) the echoes of each side's last batch, and
+    `ping`, all outside the window; then the batch, timed here from sending it to holding every result,
+    the channel's share taken off (`RoundTrip`)."""
     armed, _ = remote.ask(arm_command(sides, drain=busy is not None), sides.query_timeout_s)
     if busy is not None:
         busy.add(armed)
+    if echo:
+        trip.echo(remote, sides.query_timeout_s)
     trip.add(name, remote.timed({"op": "ping"}, sides.query_timeout_s)[0])
     seconds, answer, payload = remote.timed(command, limit, deadline_reason)
-    return trip.minus(seconds), answer, payload
+    return trip.minus(seconds, name, len(command.get("calls", []))), answer, payload
 
 
 def _batch(
@@ -254,11 +299,13 @@ def _batch(
             limit,
             f"a timed batch ran past its {limit:.1f} s limit",
             busy,
+            echo=name == "baseline",
         )
         try:
             results = unpack(answer.get("layout"), payload, calls)
         except ValueError as exc:
             raise CallFailed(remote.who, f"the results of a timed batch cannot be read: {exc}") from None
+        trip.keep(name, answer["layout"])
         checks[name].add(rep, order, results)
         ms = seconds * 1e3 / calls
         if name == "baseline":

@@ -19,7 +19,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from evaluator.channel import read_blocking, send
+from evaluator.channel import MAX_PAYLOAD, read_blocking, send
 
 Answer = tuple[dict[str, Any], bytes]
 # On a GPU the runner polls this long for the timed command that follows `arm`, `ping` or `roll` rather
@@ -48,6 +48,7 @@ class State:
         self.rolled: list[Any] = []  # copies of new table content for `rolled` calls
         self.spin_s = 0.0  # on a GPU, how long to poll for the next command before sleeping on it
         self.probe: Any = None  # `drain`'s one-element tensor
+        self.echoed: dict[tuple[str, int], Any] = {}  # `echo`'s device buffers, per column type and length
 
     def call(self, tables: Any, params: dict[str, Any]) -> Any:
         assert self.fn is not None, "no candidate was loaded"
@@ -238,6 +239,33 @@ def batch(state: State, command: dict[str, Any]) -> Answer:
     return {"layout": layout}, gather(views)
 
 
+def echo(state: State, command: dict[str, Any]) -> Answer:
+    """The channel alone: the answer a batch with results of the shape given would send (per result, its
+    columns' names, types and lengths), its bytes gathered from device buffers as `batch` gathers its
+    results, no call made. The harness times it from the baseline's runner, for each side's last batch,
+    and takes it off that side's samples (evaluator/harness/timed.py, `RoundTrip`)."""
+    import torch
+
+    from evaluator.results import gather
+
+    if sum(b.nbytes for b in state.echoed.values()) > 2 * MAX_PAYLOAD:
+        state.echoed.clear()  # results whose lengths change with each parameter set: keep the last ones
+    layout, views, offset = [], [], 0
+    for columns in command["layout"]:
+        described = []
+        for name, dtype, length in columns:
+            buffer = state.echoed.get((dtype, length))
+            if buffer is None:  # made once: a batch's results are made by its calls, not by its answer
+                buffer = torch.zeros(length, dtype=getattr(torch, dtype), device=state.device)
+                state.echoed[(dtype, length)] = buffer
+            described.append([name, dtype, length, offset])
+            if length:
+                views.append(buffer.view(torch.uint8))
+                offset += buffer.nbytes
+        layout.append(described)
+    return {"layout": layout}, gather(views)
+
+
 def roll(state: State, command: dict[str, Any]) -> Answer:
     """New table content (evaluator/harness/fresh.py), made here, outside any timed command: the tables with
     their columns rolled apart (`Tables.rolled`: other answers, not valid data), or with "whole_rows", moved
@@ -341,6 +369,7 @@ COMMANDS: dict[str, Callable[[State, dict[str, Any]], Answer]] = {
         arm,
         ping,
         batch,
+        echo,
         roll,
         rolled,
         unroll,
@@ -371,10 +400,10 @@ def main() -> None:
 
             answer = {"error": short_error(exc, state.filename)}, b""
         send(replies, *answer)
-        # Poll for the next command only where a timed one follows at once (`ping` after `arm`, a batch
-        # after `ping`, the first call on new content after `roll`): both runners are timed on one core
-        # (evaluator/harness/cores.py), and one polling while the other is timed would slow it.
-        spin_s = state.spin_s if command.get("op") in ("arm", "ping", "roll") else 0.0
+        # Poll for the next command only where a timed one follows at once (`echo` or `ping` after `arm`,
+        # a batch after `ping`, the first call on new content after `roll`): both runners are timed on one
+        # core (evaluator/harness/cores.py), and one polling while the other is timed would slow it.
+        spin_s = state.spin_s if command.get("op") in ("arm", "echo", "ping", "roll") else 0.0
 
 
 if __name__ == "__main__":

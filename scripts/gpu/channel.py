@@ -14,9 +14,10 @@ pipe, the wake-ups and the gathering of results add to the calls ("channel"). Th
 first is the host speed of two processes, which no channel removes ("process"; docs/benchmarks.md,
 session 13), and the second against the first both together ("total"). "take" is the time the batch's
 `take`s held the host, inside the calls: hidden where the device was still busy with the call. "left"
-is the channel's cost once the harness (0.6.6) takes its measured round trip off each sample: the
-median so far of an empty command's (`ping`, between `arm` and the batch, as evaluator/harness/
-session.py times it), `RoundTrip.minus`. "left" is what the harness's timings carry.
+is the channel's cost once the harness (0.6.10) takes its measured channel off each sample: the median
+so far of the runner's echoes of batches as long (`echo`, between `arm` and the batch: the layout and
+bytes of its last batch, sent back with no call made), `RoundTrip.minus`; "ping-left" what 0.6.6-0.6.9
+left, taking off only an empty command's round trip (`ping`). "left" is what the harness's timings carry.
 
     python scripts/gpu/channel.py SF_FOLDER [--query 6] [--mode compiled] [--rounds 3] [--out F.json]
 
@@ -138,11 +139,15 @@ def main() -> None:
         def through(rep: int, calls: int) -> float:
             # As the harness times a batch (timed.timed_batch), the raw seconds kept too.
             remote.ask({"op": "arm"}, 300)
+            trip.echo(remote, 300)  # the runner echoes its own last batch, as the baseline's does (0.6.10)
             trip.add("baseline", remote.timed({"op": "ping"}, 300)[0])
             batch = [[rep + i, (rep + i) % len(params)] for i in range(calls)]
             seconds, answer, payload = remote.timed({"op": "batch", "calls": batch}, 300)
             unpack(answer["layout"], payload, calls)  # as the harness does, after its clock stops
-            inside.append({"calls": calls, "outside_s": seconds, "left_s": trip.minus(seconds),
+            trip.keep("baseline", answer["layout"])
+            left_s = trip.minus(seconds, "baseline", calls)
+            inside.append({"calls": calls, "outside_s": seconds, "left_s": left_s,
+                           "ping_left_s": seconds - min(trip.median_s(), seconds / 2),
                            "calls_s": answer["calls_s"], "take_s": answer["take_s"],
                            "pack_s": answer["pack_s"]})  # fmt: skip
             return seconds * 1e3 / calls
@@ -170,8 +175,12 @@ def main() -> None:
                     "channel_pct": statistics.median(
                         100 * (s["outside_s"] / s["calls_s"] - 1) for s in samples
                     ),
-                    # what is left once the harness takes its measured round trip off each sample
+                    # what is left once the harness takes its measured channel off each sample: the echo
+                    # of the batch (0.6.10), or the round trip alone (0.6.6-0.6.9)
                     "left_pct": statistics.median(100 * (s["left_s"] / s["calls_s"] - 1) for s in samples),
+                    "ping_left_pct": statistics.median(
+                        100 * (s["ping_left_s"] / s["calls_s"] - 1) for s in samples
+                    ),
                     "ping_us": trip.median_s() * 1e6,
                     "process_pct": 100 * (calls_ms / row["in_process_ms"] - 1),
                     # both together: the harness's clock against the calls timed in this process
@@ -184,10 +193,11 @@ def main() -> None:
         f"against the runner's own) and the runner's calls against this process's, per batch size"
     )
     print(f"{'calls':>5} {'outside ms':>10} {'inside ms':>9} {'take us':>8} {'pack us':>8} {'pipe us':>8} "
-          f"{'channel':>8} {'left':>8} {'process':>8} {'total':>8}")  # fmt: skip
+          f"{'channel':>8} {'left':>8} {'ping-left':>9} {'process':>8} {'total':>8}")  # fmt: skip
     for calls in BATCHES:
         cell = {k: statistics.median(r[f"calls_{calls}"][k] for r in rows) for k in rows[0][f"calls_{calls}"]}
-        pcts = " ".join(f"{cell[k]:>+7.2f}%" for k in ("channel_pct", "left_pct", "process_pct", "total_pct"))
+        shown = ("channel_pct", "left_pct", "ping_left_pct", "process_pct", "total_pct")
+        pcts = " ".join(f"{cell[k]:>+7.2f}%" for k in shown)
         print(f"{calls:>5} {cell['outside_ms']:>10.4f} {cell['inside_ms']:>9.4f} {cell['take_us']:>8.1f} "
               f"{cell['pack_us']:>8.1f} {cell['pipe_us']:>8.1f} {pcts}")  # fmt: skip
     pings = [r[f"calls_{calls}"]["ping_us"] for r in rows for calls in BATCHES]

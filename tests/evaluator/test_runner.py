@@ -156,3 +156,30 @@ def test_the_baselines_arm_drains_the_device_of_other_work_and_says_how_long_it_
     monkeypatch.setattr(runner, "DRAIN_LIMIT_S", 0.05)
     drained, _ = runner.arm(state, {"op": "arm", "drain": True})
     assert drained["idle"] is False and drained["busy_s"] >= 0.05
+
+
+def test_an_echo_answers_a_batchs_layout_and_bytes_without_a_call(sf001) -> None:
+    """`echo` sends back what a batch with results of the given shape would send: the harness times it
+    from the baseline's runner and takes it off the timed samples (the channel, not the calls)."""
+    from evaluator.queries import QUERIES
+    from evaluator.results import unpack
+    from evaluator.runner import commands as runner
+
+    state = runner.State()
+    runner.start(state, {"op": "start", "device": "cpu", "query": 1})
+    runner.load(state, {"op": "load", "baseline": "eager"})
+    runner.tables(state, {"op": "tables", "folder": str(sf001)})
+    runner.pool(state, {"op": "pool", "size": 2, "params": QUERIES[1].parameter_sets(2, 7)})
+    answer, payload = runner.batch(state, {"op": "batch", "calls": [[0, 0], [1, 1], [0, 1]]})
+    shape = [[column[:3] for column in columns] for columns in answer["layout"]]
+    calls = state.call
+    state.call = None  # an echo makes no call
+    echoed, echoed_payload = runner.echo(state, {"op": "echo", "layout": shape})
+    assert echoed["layout"] == answer["layout"] and len(echoed_payload) == len(payload) > 0
+    assert [set(r) for r in unpack(echoed["layout"], echoed_payload, 3)] == [
+        set(r) for r in unpack(answer["layout"], payload, 3)
+    ]
+    buffers = dict(state.echoed)
+    runner.echo(state, {"op": "echo", "layout": shape})
+    assert state.echoed == buffers  # made once: the answer's cost is the channel's, not an allocation's
+    state.call = calls

@@ -207,6 +207,49 @@ def test_the_round_trip_taken_off_is_the_baselines_median_and_never_over_half_a_
     assert trip.median_s() == pytest.approx(0.00025)
 
 
+class EchoingRemote:
+    """The baseline's runner as `RoundTrip.echo` sees it: each echo takes the seconds given per side,
+    told apart by the first column's name of the layout echoed."""
+
+    def __init__(self, seconds: dict[str, float]) -> None:
+        self.seconds, self.sent = seconds, []
+
+    def timed(self, command: dict, limit_s: float) -> tuple[float, dict, bytes]:
+        self.sent.append(command)
+        return self.seconds[command["layout"][0][0][0]], {}, b""
+
+
+def _layout(name: str, calls: int) -> list:
+    return [[[name, "float64", 1, 8 * i]] for i in range(calls)]
+
+
+def test_each_sides_echo_of_as_many_calls_is_taken_off_its_samples_the_kernels_at_most_the_baselines() -> (
+    None
+):
+    trip = RoundTrip()
+    trip.add("baseline", 0.00003)  # the round trip: all that comes off before any echo
+    assert trip.minus(0.005, "kernel", 10) == pytest.approx(0.00497)
+    trip.keep("baseline", _layout("revenue", 10))
+    trip.keep("kernel", _layout("big", 10))  # its results carry more bytes: a dearer echo
+    remote = EchoingRemote({"revenue": 0.0001, "big": 0.0004})
+    for _ in range(3):
+        trip.echo(remote, 60)  # type: ignore[arg-type]
+    assert [c["layout"] for c in remote.sent[:2]] == [
+        [[["revenue", "float64", 1]]] * 10,  # the layout without its offsets
+        [[["big", "float64", 1]]] * 10,
+    ]
+    assert trip.minus(0.005, "baseline", 10) == pytest.approx(0.0049)
+    assert trip.minus(0.005, "kernel", 10) == pytest.approx(0.0049)  # no more than the baseline's
+    assert trip.minus(0.005, "kernel", 20) == pytest.approx(0.00497)  # no echo of 20 calls: the round trip
+    assert trip.minus(0.00012, "baseline", 10) == pytest.approx(0.00006)  # at most half
+    cheap = RoundTrip()
+    cheap.keep("baseline", _layout("revenue", 10))
+    cheap.keep("kernel", _layout("small", 10))  # fewer bytes (narrower types): its own, cheaper echo
+    cheap.echo(EchoingRemote({"revenue": 0.0001, "small": 0.00005}), 60)  # type: ignore[arg-type]
+    assert cheap.minus(0.005, "kernel", 10) == pytest.approx(0.00495)
+    assert cheap.describe() == {"echo": {"baseline": 100.0, "kernel": 50.0}}
+
+
 def test_a_sample_holds_several_calls_of_every_parameter_set_when_calls_are_short() -> None:
     policy = TimingPolicy(batch_ms=5.0)
     assert policy.calls_per_sample(3.0, strata=5) == 1  # over half the batch: one call a sample
@@ -464,3 +507,14 @@ def test_a_cpu_evaluation_drains_nothing() -> None:
     outcome, baseline, _ = _time_both("cpu", [])
     assert outcome.status == "passed" and "device_busy" not in outcome.stats
     assert not any(c.get("drain") for c in baseline.sent)
+
+
+def test_the_baselines_runner_echoes_both_sides_last_batches_between_arm_and_ping() -> None:
+    outcome, baseline, kernel = _time_both("cpu", [])
+    ops = [c["op"] for c in baseline.sent]
+    # Nothing to echo before its first batch, then its own last batch (its warm-up runs first), and once
+    # the kernel has answered one, the kernel's too, each time between `arm` and `ping`.
+    assert ops[:8] == ["arm", "ping", "batch", "arm", "echo", "ping", "batch", "arm"]
+    assert " ".join(ops).count("arm echo echo ping batch") > 10
+    assert [c["layout"] for c in baseline.sent[-4:-2]] == [[[]], [[]]]  # each side's last batch: one result
+    assert "echo" not in [c["op"] for c in kernel.sent]  # the kernel's runner's word would mean nothing

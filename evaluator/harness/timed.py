@@ -45,6 +45,7 @@ BUSY_BESIDE = 0.25
 # every call, so a device still busy after it answered holds work its process left there: busy longer
 # than this before over half of the baseline's samples, the kernel is rejected.
 LEFT_BUSY_MS = 1.0
+DRAIN_LIMIT_S = 10.0  # still busy after this, or half the query's limit on a command: rejected
 KEPT_BYTES = 64 << 20  # distinct timed results kept for checking, per candidate
 
 
@@ -55,7 +56,7 @@ def arm_command(sides: Sides, drain: bool = False) -> dict[str, Any]:
     return (
         {"op": "arm"}
         | ({"cpus": sorted(sides.runner_cores)} if sides.runner_cores else {})
-        | ({"drain": True} if drain else {})
+        | ({"drain": min(DRAIN_LIMIT_S, sides.query_timeout_s / 2)} if drain else {})
     )
 
 
@@ -127,7 +128,7 @@ class Timed:
 
 
 class LeftBusy(Exception):
-    """The device was still busy, `DRAIN_LIMIT_S` after the kernel's runner answered and was frozen."""
+    """The device was still busy `DRAIN_LIMIT_S` after the kernel's runner answered and was frozen."""
 
 
 class DeviceBusy:
@@ -145,7 +146,7 @@ class DeviceBusy:
             raise LeftBusy(
                 f"the device was still busy {busy_ms / 1e3:.1f} s after the kernel's runner answered a timed "
                 "batch and was frozen: its process left work running on the device"
-            )
+            )  # the kernel's runner, thawed, could keep it so: no more of its batches are timed
 
     def describe(self) -> dict[str, Any]:
         """`samples`, how many found the device `busy`, and over `LEFT_BUSY_MS`; the median and the

@@ -30,7 +30,6 @@ SPIN_S = 0.2
 # idle. One that waited on another process's work waited for the GPU to switch to this process (it
 # time-slices between processes), at its time slice's pace; an idle H200 answers in tens of microseconds.
 IDLE_PROBE_S = 100e-6
-DRAIN_LIMIT_S = 10.0  # past this the device is still busy: the drain gives up and says so
 
 
 class State:
@@ -183,21 +182,21 @@ def arm(state: State, command: dict[str, Any]) -> Answer:
     running nothing of another process's (`drain`), the L2 cache flushed, the device idle."""
     if command.get("cpus"):
         os.sched_setaffinity(0, command["cpus"])
-    drained = drain(state) if command.get("drain") else {}
+    drained = drain(state, float(command["drain"])) if command.get("drain") else {}
     if state.flush is not None:
         state.flush.fill_(0)
     state.sync()
     return drained, b""
 
 
-def drain(state: State) -> dict[str, Any]:
-    """Wait until the device runs no other process's work: probe it (a one-element kernel, then a
-    synchronize) until a probe answers within `IDLE_PROBE_S`. The baseline's runner does this before each
-    of its timed batches: work the kernel's process left on the device when it answered (its runner is
-    frozen by then and can add none) would otherwise run into the baseline's batch and make the kernel
-    look faster. An honest kernel's runner leaves nothing: it synchronizes the device after every call.
-    `busy_s`: how long the device stayed busy (0.0 when the first probe found it idle); `idle`: False
-    when it was still busy after `DRAIN_LIMIT_S`."""
+def drain(state: State, limit_s: float) -> dict[str, Any]:
+    """Wait, at most `limit_s`, until the device runs no other process's work: probe it (a one-element
+    kernel, then a synchronize) until a probe answers within `IDLE_PROBE_S`. The baseline's runner does
+    this before each of its timed batches: work the kernel's process left on the device when it answered
+    (its runner is frozen by then and can add none) would otherwise run into the baseline's batch and
+    make the kernel look faster. An honest kernel's runner leaves nothing: it synchronizes the device
+    after every call. `busy_s`: how long the device stayed busy (0.0 when the first probe found it
+    idle); `idle`: False when it was still busy after `limit_s`."""
     assert state.probe is not None, "drain before pool"
     started = time.perf_counter()
     probes = 0
@@ -209,7 +208,7 @@ def drain(state: State) -> dict[str, Any]:
         probes += 1
         if answered - probed < IDLE_PROBE_S:
             return {"busy_s": probed - started if probes > 1 else 0.0, "probes": probes, "idle": True}
-        if answered - started > DRAIN_LIMIT_S:
+        if answered - started > limit_s:
             return {"busy_s": answered - started, "probes": probes, "idle": False}
 
 

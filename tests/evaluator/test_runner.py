@@ -126,7 +126,7 @@ def test_the_baselines_arm_drains_the_device_of_other_work_and_says_how_long_it_
 ) -> None:
     """`drain` probes the device until a probe answers at once: here the device (the CPU) is made to look
     busy for the first three probes, as a GPU running another process's work answers only after its
-    time slice; past `DRAIN_LIMIT_S` it gives up and says the device is still busy."""
+    time slice; past the harness's limit it gives up and says the device is still busy."""
     import time
 
     from evaluator.queries import QUERIES
@@ -146,15 +146,14 @@ def test_the_baselines_arm_drains_the_device_of_other_work_and_says_how_long_it_
             time.sleep(busy_for.pop())
 
     monkeypatch.setattr(state, "sync", sync)
-    drained, _ = runner.arm(state, {"op": "arm", "drain": True})
+    drained, _ = runner.arm(state, {"op": "arm", "drain": 10.0})
     assert drained["idle"] is True and drained["probes"] >= 4
     assert 0.006 <= drained["busy_s"] < 1.0
     busy_for[:] = []
-    assert runner.arm(state, {"op": "arm", "drain": True})[0]["idle"] is True
+    assert runner.arm(state, {"op": "arm", "drain": 10.0})[0]["idle"] is True
 
     monkeypatch.setattr(runner, "IDLE_PROBE_S", 0.0)  # no probe is ever quick enough: a device kept busy
-    monkeypatch.setattr(runner, "DRAIN_LIMIT_S", 0.05)
-    drained, _ = runner.arm(state, {"op": "arm", "drain": True})
+    drained, _ = runner.arm(state, {"op": "arm", "drain": 0.05})
     assert drained["idle"] is False and drained["busy_s"] >= 0.05
 
 

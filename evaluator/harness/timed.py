@@ -186,13 +186,15 @@ class RoundTrip:
       calls is taken off that side's samples. The ping alone left the results' copy and layout in each
       sample: 1.9% of a compiled 0.63 ms call at 10 calls a sample on the H200 (docs/benchmarks.md,
       session 17). The kernel's samples lose no more than the baseline's echo: a kernel whose results
-      carry more bytes, or that sends them some cheaper way of its own, is not paid for it.
+      carry more bytes is not paid for them (one that sends them some cheaper way of its own keeps
+      what it saves, as when only the round trip came off).
     """
 
     def __init__(self) -> None:
         self.seconds: dict[str, list[float]] = {"baseline": [], "kernel": []}  # each kept sorted
         self.echoes: dict[tuple[str, int], list[float]] = {}  # per side and calls a batch, kept sorted
-        self.layouts: dict[str, list[list[list[Any]]]] = {}  # per side, its last batch's results
+        self.layouts: dict[str, tuple[list[Any], list[Any]]] = {}  # per side: its last batch's results, calls
+        self.shapes: dict[str, list[Any]] = {}  # per side, the layout the baseline's runner holds (`shape`)
         self.turn = 0
 
     def add(self, name: str, seconds: float) -> None:
@@ -201,16 +203,21 @@ class RoundTrip:
     def median_s(self, name: str = "baseline") -> float:
         return _median(self.seconds[name])
 
-    def keep(self, name: str, layout: list[list[list[Any]]]) -> None:
-        """A side's last batch's layout, as `results.unpack` checked it: what the next echo answers."""
-        self.layouts[name] = [[column[:3] for column in columns] for columns in layout]
+    def keep(self, name: str, layout: list[list[list[Any]]], calls: list[Any]) -> None:
+        """A side's last batch: its layout, as `results.unpack` checked it, and its command's calls."""
+        self.layouts[name] = ([[column[:3] for column in columns] for columns in layout], calls)
 
     def echo(self, remote: Remote, limit_s: float) -> None:
-        """The baseline's runner, armed, echoes each side's last batch; each answer is timed. The sides
-        take turns going first: the first command after `arm` can be the dearer."""
+        """The baseline's runner, armed, echoes each side's last batch; each answer is timed. The echo's
+        command carries that batch's calls, as the batch's did, and its layout goes ahead, untimed, where
+        it changed (`shape`). The sides take turns going first: the first command after `arm` can be the
+        dearer."""
         self.turn += 1
-        for name, layout in sorted(self.layouts.items(), reverse=self.turn % 2 == 0):
-            seconds, _, _ = remote.timed({"op": "echo", "layout": layout}, limit_s)
+        for name, (layout, calls) in sorted(self.layouts.items(), reverse=self.turn % 2 == 0):
+            if self.shapes.get(name) != layout:
+                remote.ask({"op": "shape", "side": name, "layout": layout}, limit_s)
+                self.shapes[name] = layout
+            seconds, _, _ = remote.timed({"op": "echo", "side": name, "calls": calls}, limit_s)
             bisect.insort(self.echoes.setdefault((name, len(layout)), []), seconds)
 
     def minus(self, seconds: float, name: str = "baseline", calls: int = 0) -> float:
@@ -306,7 +313,7 @@ def _batch(
             results = unpack(answer.get("layout"), payload, calls)
         except ValueError as exc:
             raise CallFailed(remote.who, f"the results of a timed batch cannot be read: {exc}") from None
-        trip.keep(name, answer["layout"])
+        trip.keep(name, answer["layout"], batch)
         checks[name].add(rep, order, results)
         ms = seconds * 1e3 / calls
         if name == "baseline":

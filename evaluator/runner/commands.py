@@ -48,6 +48,7 @@ class State:
         self.spin_s = 0.0  # on a GPU, how long to poll for the next command before sleeping on it
         self.probe: Any = None  # `drain`'s one-element tensor
         self.echoed: dict[tuple[str, int], Any] = {}  # `echo`'s device buffers, per column type and length
+        self.shapes: dict[str, Any] = {}  # per side, the layout `echo` answers (`shape`)
 
     def call(self, tables: Any, params: dict[str, Any]) -> Any:
         assert self.fn is not None, "no candidate was loaded"
@@ -238,11 +239,18 @@ def batch(state: State, command: dict[str, Any]) -> Answer:
     return {"layout": layout}, gather(views)
 
 
+def shape(state: State, command: dict[str, Any]) -> Answer:
+    """The layout `echo` answers for one side (per result, its columns' names, types and lengths), sent
+    apart so that the timed `echo` command is as small as the batch it stands for."""
+    state.shapes[command["side"]] = command["layout"]
+    return {}, b""
+
+
 def echo(state: State, command: dict[str, Any]) -> Answer:
-    """The channel alone: the answer a batch with results of the shape given would send (per result, its
-    columns' names, types and lengths), its bytes gathered from device buffers as `batch` gathers its
-    results, no call made. The harness times it from the baseline's runner, for each side's last batch,
-    and takes it off that side's samples (evaluator/harness/timed.py, `RoundTrip`)."""
+    """The channel alone: the answer a batch with results of one side's `shape` would send, its bytes
+    gathered from device buffers as `batch` gathers its results, no call made; the command carries the
+    batch's "calls" as a batch's does, unread. The harness times it from the baseline's runner, for each
+    side's last batch, and takes it off that side's samples (evaluator/harness/timed.py, `RoundTrip`)."""
     import torch
 
     from evaluator.results import gather
@@ -250,7 +258,7 @@ def echo(state: State, command: dict[str, Any]) -> Answer:
     if sum(b.nbytes for b in state.echoed.values()) > 2 * MAX_PAYLOAD:
         state.echoed.clear()  # results whose lengths change with each parameter set: keep the last ones
     layout, views, offset = [], [], 0
-    for columns in command["layout"]:
+    for columns in state.shapes[command["side"]]:
         described = []
         for name, dtype, length in columns:
             buffer = state.echoed.get((dtype, length))
@@ -368,6 +376,7 @@ COMMANDS: dict[str, Callable[[State, dict[str, Any]], Answer]] = {
         arm,
         ping,
         batch,
+        shape,
         echo,
         roll,
         rolled,
@@ -399,10 +408,11 @@ def main() -> None:
 
             answer = {"error": short_error(exc, state.filename)}, b""
         send(replies, *answer)
-        # Poll for the next command only where a timed one follows at once (`echo` or `ping` after `arm`,
-        # a batch after `ping`, the first call on new content after `roll`): both runners are timed on one
-        # core (evaluator/harness/cores.py), and one polling while the other is timed would slow it.
-        spin_s = state.spin_s if command.get("op") in ("arm", "echo", "ping", "roll") else 0.0
+        # Poll for the next command only where a timed one follows at once (`echo` or `ping` after `arm`
+        # or `shape`, a batch after `ping`, the first call on new content after `roll`): both runners are
+        # timed on one core (evaluator/harness/cores.py), and one polling while the other is timed would
+        # slow it.
+        spin_s = state.spin_s if command.get("op") in ("arm", "shape", "echo", "ping", "roll") else 0.0
 
 
 if __name__ == "__main__":

@@ -144,7 +144,7 @@ def main() -> None:
             batch = [[rep + i, (rep + i) % len(params)] for i in range(calls)]
             seconds, answer, payload = remote.timed({"op": "batch", "calls": batch}, 300)
             unpack(answer["layout"], payload, calls)  # as the harness does, after its clock stops
-            trip.keep("baseline", answer["layout"])
+            trip.keep("baseline", answer["layout"], batch)
             left_s = trip.minus(seconds, "baseline", calls)
             inside.append({"calls": calls, "outside_s": seconds, "left_s": left_s,
                            "ping_left_s": seconds - min(trip.median_s(), seconds / 2),

@@ -67,8 +67,10 @@ from pathlib import Path
 reports = {p.stem: json.loads(p.read_text()) for p in sorted(Path(sys.argv[1]).glob("*.json"))}
 print("| report | harness | query | status | baseline ms | alone ms | kernel ms | speedup | calls/sample | set aside | "
       "DuckDB s in timing | round trip us (baseline, kernel) | wall s | kernel CPU beside baseline | "
-      "kernel frozen beside baseline (time to freeze) |")
-print("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
+      "kernel frozen beside baseline (time to freeze) | echo us (baseline, kernel) | device busy, beside; alone |")
+print("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
+def busy(b):  # 0.6.10: batches the drain found the device busy before, of all, and the longest wait
+    return f"{b['busy']}/{b['samples']} ({b['max_ms']} ms)" if b else ""
 for name, r in reports.items():
     for q in r["queries"]:
         if q["status"] == "missing":  # a query the set has no kernel for (0.6.x reports all 22)
@@ -82,11 +84,16 @@ for name, r in reports.items():
         trip = f"{trip['baseline']:.1f}, {trip.get('kernel', 0):.1f}" if "baseline" in trip else ""
         alone = q["stats"].get("baseline_alone", {}).get("median_ms")
         alone = f"{alone:.4f}" if alone else ""
+        echo = q["stats"].get("round_trip_us", {}).get("echo", {})  # 0.6.10: what came off each side
+        echo = f"{echo.get('baseline', '')}, {echo.get('kernel', '')}" if echo else ""
+        device = q["stats"].get("device_busy", {})
+        device = f"{busy(device.get('beside'))}; {busy(device.get('alone'))}" if device else ""
         print(f"| {name} | {r['harness_version']} | Q{q['query']:02d} | {q['status']} | {q['baseline_ms']:.4f} | {alone} | "
               f"{(q['kernel_ms'] or 0):.4f} | {(q['speedup'] or 0):.3f} | {k.get('calls', 1)} | {aside} | "
               f"{duckdb} | {trip} | {seconds:.1f} | {q['stats'].get('kernel_cpu_beside_baseline', '')} | "
-              f"{q['stats'].get('kernel_frozen_beside_baseline', '')} ({q['stats'].get('kernel_freezing_us', '')} us) |")
-    print(f"| {name} | overall | | | | | | {r['overall_speedup'] or 0:.3f} | | | | | {r['wall_s']:.0f} | | |")
+              f"{q['stats'].get('kernel_frozen_beside_baseline', '')} ({q['stats'].get('kernel_freezing_us', '')} us) | "
+              f"{echo} | {device} |")
+    print(f"| {name} | overall | | | | | | {r['overall_speedup'] or 0:.3f} | | | | | {r['wall_s']:.0f} | | | | |")
 def speedups(name):
     return {q["query"]: q["speedup"] for q in reports[name]["queries"] if q["speedup"]}
 def moves(a, b):  # per query: report a's speedup against report b's

@@ -173,12 +173,13 @@ def test_an_echo_answers_a_batchs_layout_and_bytes_without_a_call(sf001) -> None
     shape = [[column[:3] for column in columns] for columns in answer["layout"]]
     calls = state.call
     state.call = None  # an echo makes no call
-    echoed, echoed_payload = runner.echo(state, {"op": "echo", "layout": shape})
+    runner.shape(state, {"op": "shape", "side": "kernel", "layout": shape})
+    echoed, echoed_payload = runner.echo(state, {"op": "echo", "side": "kernel", "calls": [[0, 0]] * 3})
     assert echoed["layout"] == answer["layout"] and len(echoed_payload) == len(payload) > 0
     assert [set(r) for r in unpack(echoed["layout"], echoed_payload, 3)] == [
         set(r) for r in unpack(answer["layout"], payload, 3)
     ]
     buffers = dict(state.echoed)
-    runner.echo(state, {"op": "echo", "layout": shape})
+    runner.echo(state, {"op": "echo", "side": "kernel", "calls": [[0, 0]] * 3})
     assert state.echoed == buffers  # made once: the answer's cost is the channel's, not an allocation's
     state.call = calls

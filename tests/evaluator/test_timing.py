@@ -8,6 +8,7 @@ from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
 from types import SimpleNamespace
+from unittest.mock import ANY
 
 import numpy as np
 import pytest
@@ -208,15 +209,20 @@ def test_the_round_trip_taken_off_is_the_baselines_median_and_never_over_half_a_
 
 
 class EchoingRemote:
-    """The baseline's runner as `RoundTrip.echo` sees it: each echo takes the seconds given per side,
-    told apart by the first column's name of the layout echoed."""
+    """The baseline's runner as `RoundTrip.echo` sees it: each echo takes the seconds given per side, told
+    apart by the first column's name of the layout it holds for the side (`shape`)."""
 
     def __init__(self, seconds: dict[str, float]) -> None:
-        self.seconds, self.sent = seconds, []
+        self.seconds, self.sent, self.shapes = seconds, [], {}
+
+    def ask(self, command: dict, limit_s: float) -> tuple[dict, bytes]:
+        self.sent.append(command)
+        self.shapes[command["side"]] = command["layout"]
+        return {}, b""
 
     def timed(self, command: dict, limit_s: float) -> tuple[float, dict, bytes]:
         self.sent.append(command)
-        return self.seconds[command["layout"][0][0][0]], {}, b""
+        return self.seconds[self.shapes[command["side"]][0][0][0]], {}, b""
 
 
 def _layout(name: str, calls: int) -> list:
@@ -229,22 +235,27 @@ def test_each_sides_echo_of_as_many_calls_is_taken_off_its_samples_the_kernels_a
     trip = RoundTrip()
     trip.add("baseline", 0.00003)  # the round trip: all that comes off before any echo
     assert trip.minus(0.005, "kernel", 10) == pytest.approx(0.00497)
-    trip.keep("baseline", _layout("revenue", 10))
-    trip.keep("kernel", _layout("big", 10))  # its results carry more bytes: a dearer echo
+    calls = [[rep, rep % 5] for rep in range(10)]
+    trip.keep("baseline", _layout("revenue", 10), calls)
+    trip.keep("kernel", _layout("big", 10), calls)  # its results carry more bytes: a dearer echo
     remote = EchoingRemote({"revenue": 0.0001, "big": 0.0004})
     for _ in range(3):
         trip.echo(remote, 60)  # type: ignore[arg-type]
-    assert [c["layout"] for c in remote.sent[:2]] == [
-        [[["revenue", "float64", 1]]] * 10,  # the layout without its offsets
-        [[["big", "float64", 1]]] * 10,
-    ]
+    # Each layout goes ahead once, untimed and without its offsets; each echo carries the batch's calls.
+    assert [c["op"] for c in remote.sent] == ["shape", "echo", "shape", "echo"] + ["echo"] * 4
+    assert remote.shapes == {
+        "baseline": [[["revenue", "float64", 1]]] * 10,
+        "kernel": [[["big", "float64", 1]]] * 10,
+    }
+    assert remote.sent[1] == {"op": "echo", "side": "baseline", "calls": calls}
+    assert [c["side"] for c in remote.sent[4:]] == ["kernel", "baseline", "baseline", "kernel"]  # turns
     assert trip.minus(0.005, "baseline", 10) == pytest.approx(0.0049)
     assert trip.minus(0.005, "kernel", 10) == pytest.approx(0.0049)  # no more than the baseline's
     assert trip.minus(0.005, "kernel", 20) == pytest.approx(0.00497)  # no echo of 20 calls: the round trip
     assert trip.minus(0.00012, "baseline", 10) == pytest.approx(0.00006)  # at most half
     cheap = RoundTrip()
-    cheap.keep("baseline", _layout("revenue", 10))
-    cheap.keep("kernel", _layout("small", 10))  # fewer bytes (narrower types): its own, cheaper echo
+    cheap.keep("baseline", _layout("revenue", 10), calls)
+    cheap.keep("kernel", _layout("small", 10), calls)  # fewer bytes (narrower types): its own, cheaper echo
     cheap.echo(EchoingRemote({"revenue": 0.0001, "small": 0.00005}), 60)  # type: ignore[arg-type]
     assert cheap.minus(0.005, "kernel", 10) == pytest.approx(0.00495)
     assert cheap.describe() == {"echo": {"baseline": 100.0, "kernel": 50.0}}
@@ -514,7 +525,7 @@ def test_the_baselines_runner_echoes_both_sides_last_batches_between_arm_and_pin
     ops = [c["op"] for c in baseline.sent]
     # Nothing to echo before its first batch, then its own last batch (its warm-up runs first), and once
     # the kernel has answered one, the kernel's too, each time between `arm` and `ping`.
-    assert ops[:8] == ["arm", "ping", "batch", "arm", "echo", "ping", "batch", "arm"]
-    assert " ".join(ops).count("arm echo echo ping batch") > 10
-    assert [c["layout"] for c in baseline.sent[-4:-2]] == [[[]], [[]]]  # each side's last batch: one result
+    assert ops[:9] == ["arm", "ping", "batch", "arm", "shape", "echo", "ping", "batch", "arm"]
+    assert " ".join(ops).count("arm echo echo ping batch") > 10  # the layouts sent once, as they stay
+    assert [c.get("calls") for c in baseline.sent[-4:-2]] == [[[ANY, 0]], [[ANY, 0]]]  # the last batches'
     assert "echo" not in [c["op"] for c in kernel.sent]  # the kernel's runner's word would mean nothing

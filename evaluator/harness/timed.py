@@ -210,8 +210,8 @@ class RoundTrip:
     def echo(self, remote: Remote, limit_s: float) -> None:
         """The baseline's runner, armed, echoes each side's last batch; each answer is timed. The echo's
         command carries that batch's calls, as the batch's did, and its layout goes ahead, untimed, where
-        it changed (`shape`). The sides take turns going first: the first command after `arm` can be the
-        dearer."""
+        it changed (`shape`: the runner makes its buffers then, as a batch's calls make its results). The
+        sides take turns going first: the first command after `arm` can be the dearer."""
         self.turn += 1
         for name, (layout, calls) in sorted(self.layouts.items(), reverse=self.turn % 2 == 0):
             if self.shapes.get(name) != layout:

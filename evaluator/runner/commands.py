@@ -240,29 +240,20 @@ def batch(state: State, command: dict[str, Any]) -> Answer:
 
 
 def shape(state: State, command: dict[str, Any]) -> Answer:
-    """The layout `echo` answers for one side (per result, its columns' names, types and lengths), sent
-    apart so that the timed `echo` command is as small as the batch it stands for."""
-    state.shapes[command["side"]] = command["layout"]
-    return {}, b""
-
-
-def echo(state: State, command: dict[str, Any]) -> Answer:
-    """The channel alone: the answer a batch with results of one side's `shape` would send, its bytes
-    gathered from device buffers as `batch` gathers its results, no call made; the command carries the
-    batch's "calls" as a batch's does, unread. The harness times it from the baseline's runner, for each
-    side's last batch, and takes it off that side's samples (evaluator/harness/timed.py, `RoundTrip`)."""
+    """What `echo` answers for one side: a batch's layout (per result, its columns' names, types and
+    lengths) and device buffers viewed as its bytes, made here, untimed, as a batch's results are made
+    and viewed by its calls and their `take`s (which on a GPU run while the device computes). The
+    timed `echo` then does only what a batch does after its last call."""
     import torch
-
-    from evaluator.results import gather
 
     if sum(b.nbytes for b in state.echoed.values()) > 2 * MAX_PAYLOAD:
         state.echoed.clear()  # results whose lengths change with each parameter set: keep the last ones
     layout, views, offset = [], [], 0
-    for columns in state.shapes[command["side"]]:
+    for columns in command["layout"]:
         described = []
         for name, dtype, length in columns:
             buffer = state.echoed.get((dtype, length))
-            if buffer is None:  # made once: a batch's results are made by its calls, not by its answer
+            if buffer is None:
                 buffer = torch.zeros(length, dtype=getattr(torch, dtype), device=state.device)
                 state.echoed[(dtype, length)] = buffer
             described.append([name, dtype, length, offset])
@@ -270,6 +261,19 @@ def echo(state: State, command: dict[str, Any]) -> Answer:
                 views.append(buffer.view(torch.uint8))
                 offset += buffer.nbytes
         layout.append(described)
+    state.shapes[command["side"]] = (layout, views)
+    return {}, b""
+
+
+def echo(state: State, command: dict[str, Any]) -> Answer:
+    """The channel alone: the answer a batch with results of one side's `shape` would send, its bytes
+    gathered and copied to the host as `batch` gathers its results, no call made; the command carries
+    the batch's "calls" as a batch's does, unread. The harness times it from the baseline's runner, for
+    each side's last batch, and takes it off that side's samples (evaluator/harness/timed.py,
+    `RoundTrip`)."""
+    from evaluator.results import gather
+
+    layout, views = state.shapes[command["side"]]
     return {"layout": layout}, gather(views)
 
 

@@ -383,6 +383,7 @@ def time_both(
             outcome.fail(Status.TIMEOUT, f"while being timed: {exc}")
         candidate.stop()
         checks["baseline"] = Timed(sides.verify)
+        trip.layouts.pop("kernel", None)  # nothing more of the kernel's to echo
     stats = time_rounds(
         {"baseline": _batch(baseline, "baseline", sides, checks, pace, trip)},
         policy=policy,

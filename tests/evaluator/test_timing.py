@@ -506,12 +506,15 @@ def test_a_device_that_never_drains_ends_the_kernels_timing() -> None:
         {"busy_s": 10.2, "probes": 900, "idle": False}
     ]
     waits += [{"busy_s": 0.0, "probes": 1, "idle": True}] * 100
-    outcome, _, kernel = _time_both("cuda", waits)
+    outcome, baseline, kernel = _time_both("cuda", waits)
     assert (
         outcome.status == "rejected"
         and "still busy 10.2 s after the kernel's runner answered" in outcome.reason
     )
     assert kernel.stopped and outcome.stats["device_busy"]["beside"]["max_ms"] == 10200.0
+    # The baseline is then timed alone (no drain), echoing only its own batches.
+    alone = next(i for i, c in enumerate(baseline.sent) if c["op"] == "arm" and "drain" not in c)
+    assert {c.get("side") for c in baseline.sent[alone:] if c["op"] == "echo"} == {"baseline"}
 
 
 def test_a_cpu_evaluation_drains_nothing() -> None:

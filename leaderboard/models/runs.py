@@ -311,14 +311,15 @@ class EvaluationRun(models.Model):
                     modes.setdefault(key, []).append(result.query.label)
             recorded = "each query's TorchPlan in the mode this hardware's calibration recorded"
             default = "the default mode (compiled on a GPU, eager on a CPU)"
-            if not any(uncalibrated for uncalibrated, _ in modes):
+            uncalibrated_flags = {uncalibrated for uncalibrated, _ in modes}
+            mixed = len(uncalibrated_flags) == 2
+            if True not in uncalibrated_flags:
                 said = recorded
-            elif all(uncalibrated for uncalibrated, _ in modes):
+            elif not mixed:
                 said = f"each query's TorchPlan in {default}: this hardware's calibration recorded none"
                 said += " of them"
             else:
                 said = f"{recorded}, else in {default}"
-            mixed = len({uncalibrated for uncalibrated, _ in modes}) == 2
             per_mode = "; ".join(
                 f"{mode}{' (not calibrated)' if mixed and uncalibrated else ''} for {', '.join(labels)}"
                 for (uncalibrated, mode), labels in sorted(modes.items())

@@ -443,7 +443,12 @@ def _fresh(
     rolled apart (it compiles what the new values need), one timed call on valid tables it has never seen
     (a kernel that precomputes per table content pays for it here), a second untimed call on the torn
     tables (any cache keyed on parameters now holds a wrong answer: the valid tables' can be right), then
-    two timed calls on the rotation's clones, the second result checked."""
+    two timed calls on the rotation's clones, the second result checked.
+
+    The baseline's calls here are what the kernel's are compared with (`fresh.slowdown`): a baseline
+    slowed here would hide a kernel's precomputation. So, as while the baseline is timed, the kernel's
+    runner is frozen through the baseline's part of each set, and on a GPU the baseline's runner drains
+    the device before each of its timed calls (`timed.DeviceBusy`)."""
     assert answers is not None
     facts: dict[str, dict[str, Any]] = {
         "baseline": {"ms": [], "first_ms": []},
@@ -451,11 +456,19 @@ def _fresh(
     }
     main = len(sides.folders) - 1
     limit = sides.query_timeout_s
+    device = timed.DeviceBusy() if sides.device.startswith("cuda") else None
+    freezing = True  # until a freeze fails or cannot be made: each waits up to a second (sandbox/cgroup.py)
     for index, params in enumerate(sides.fresh):
         first_roll, second_roll = sides.rolls[index]
         for name, remote in (("baseline", baseline), ("kernel", candidate)):
             side = facts[name]
+            busy = device if name == "baseline" else None
             where = "on a parameter set drawn after its timed reps"
+            frozen = None
+            if name == "baseline" and freezing:
+                frozen = candidate.freeze(True)
+                freezing = frozen is True
+            left = None
             try:
                 try:
                     remote.ask({"op": "roll", "roll": first_roll}, limit)
@@ -468,6 +481,9 @@ def _fresh(
                 # content would be a way out of the check on it).
                 where = "on tables it had not seen (valid data: rows moved under other keys)"
                 remote.ask({"op": "roll", "roll": second_roll, "whole_rows": True}, limit)
+                armed, _ = remote.ask(timed.arm_command(sides, drain=busy is not None), limit)
+                if busy is not None:
+                    busy.add(armed)
                 seconds, _, _ = remote.timed({"op": "rolled", "params": params}, limit)
                 side["first_ms"].append(trip.minus(seconds, name, 1) * 1e3)  # as a one-call batch
                 where = "on a parameter set drawn after its timed reps"
@@ -483,17 +499,29 @@ def _fresh(
                         trip,
                         {"op": "batch", "calls": [[clone, 0]], "params": [params]},
                         limit,
+                        busy=busy,
                     )
                     side["ms"].append(seconds * 1e3)
                 problem = _result_problem(
                     sides.query, sides.folders[main], answer, payload, answers.fresh(index)
                 )
+            except timed.LeftBusy as exc:  # the kernel's runner was frozen: something it started is not
+                left = str(exc)
             except (RunnerFailed, CallFailed) as exc:
                 if name == "baseline":
                     raise
                 reason = exc.reason if isinstance(exc, RunnerFailed) else exc.error
                 outcome.fail(exc.status, f"{where}, {params}: {reason}")
                 outcome.stats["fresh"] = facts
+                return None
+            finally:
+                if frozen is not None:
+                    candidate.freeze(False)
+            if left:
+                outcome.fail(Status.REJECTED, f"on the fresh parameter sets: {left}")
+                outcome.stats["fresh"] = facts
+                _fresh_busy(device, outcome)
+                candidate.stop()
                 return None
             if problem and name == "kernel":
                 outcome.fail(
@@ -509,10 +537,21 @@ def _fresh(
         "slowdown": fresh.slowdown(timing, facts),
         "first_slowdown": fresh.first_slowdown(timing, facts),
     }
-    why = fresh.cached(timing, facts, sides.device) or fresh.precomputed(timing, facts, sides.device)
+    _fresh_busy(device, outcome)
+    why = (
+        fresh.cached(timing, facts, sides.device)
+        or fresh.precomputed(timing, facts, sides.device)
+        or (device and device.problem())
+    )
     if why:
         outcome.fail(Status.REJECTED, why)
     return candidate
+
+
+def _fresh_busy(device: timed.DeviceBusy | None, outcome: Outcome) -> None:
+    """The drain's waits before the baseline's fresh calls, beside the timing's (`device_busy`)."""
+    if device is not None:
+        outcome.stats.setdefault("device_busy", {})["fresh"] = device.describe()
 
 
 def _profile(baseline: Remote, candidate: Remote | None, sides: Sides, outcome: Outcome) -> None:

@@ -67,7 +67,7 @@ from pathlib import Path
 reports = {p.stem: json.loads(p.read_text()) for p in sorted(Path(sys.argv[1]).glob("*.json"))}
 print("| report | harness | query | status | baseline ms | alone ms | kernel ms | speedup | calls/sample | set aside | "
       "DuckDB s in timing | round trip us (baseline, kernel) | wall s | kernel CPU beside baseline | "
-      "kernel frozen beside baseline (time to freeze) | echo us (baseline, kernel) | device busy, beside; alone |")
+      "kernel frozen beside baseline (time to freeze) | echo us (baseline, kernel) | device busy, beside; alone; fresh |")
 print("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
 def busy(b):  # 0.6.10: batches the drain found the device busy before, of all, and the longest wait
     return f"{b['busy']}/{b['samples']} ({b['max_ms']} ms)" if b else ""
@@ -87,7 +87,7 @@ for name, r in reports.items():
         echo = q["stats"].get("round_trip_us", {}).get("echo", {})  # 0.6.10: what came off each side
         echo = f"{echo.get('baseline', '')}, {echo.get('kernel', '')}" if echo else ""
         device = q["stats"].get("device_busy", {})
-        device = f"{busy(device.get('beside'))}; {busy(device.get('alone'))}" if device else ""
+        device = "; ".join(busy(device.get(part)) for part in ("beside", "alone", "fresh")) if device else ""
         print(f"| {name} | {r['harness_version']} | Q{q['query']:02d} | {q['status']} | {q['baseline_ms']:.4f} | {alone} | "
               f"{(q['kernel_ms'] or 0):.4f} | {(q['speedup'] or 0):.3f} | {k.get('calls', 1)} | {aside} | "
               f"{duckdb} | {trip} | {seconds:.1f} | {q['stats'].get('kernel_cpu_beside_baseline', '')} | "

@@ -4,12 +4,16 @@ from __future__ import annotations
 
 from collections import Counter
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 import torch
 
-from evaluator.harness import fresh
+from evaluator.harness import fresh, session
+from evaluator.harness.session import Outcome, Sides
+from evaluator.harness.timed import RoundTrip
 from evaluator.queries import QUERIES
+from evaluator.timing import TimingPolicy
 from evaluator.tpch.load import load_tables
 
 
@@ -135,3 +139,84 @@ def test_a_kernel_is_judged_to_precompute_only_when_its_first_calls_on_new_conte
     assert "work done once per table content" in fresh.precomputed(timing, cube)
     assert fresh.precomputed(timing, both_slow) is None  # new content costs the baseline as much
     assert fresh.first_slowdown(timing, cube) == pytest.approx(79.0 / 1.05)  # over the baseline's 2.1 / 2.0
+
+
+class FreshRemote:
+    """A runner's handle for `session._fresh`: every command answered at once (the baseline's `arm` with
+    the device's waits it is given, its runner's `drain`), the kernel's freezes and stop recorded."""
+
+    def __init__(self, events: list[str], who: str, waits: list[dict] | None = None) -> None:
+        self.events, self.who, self.waits = events, who, iter(waits or [])
+
+    def ask(self, command: dict, limit_s: float) -> tuple[dict, bytes]:
+        self.events.append(f"{self.who} {command['op']}{' drain' if command.get('drain') else ''}")
+        return (next(self.waits) if command.get("drain") else {}), b""
+
+    def timed(self, command: dict, limit_s: float, reason: str | None = None) -> tuple[float, dict, bytes]:
+        self.events.append(f"{self.who} timed {command['op']}")
+        return 0.001, {"layout": [[]]}, b""
+
+    def freeze(self, frozen: bool) -> bool:
+        self.events.append(f"{self.who} {'freeze' if frozen else 'thaw'}")
+        return True
+
+    def stop(self) -> None:
+        self.events.append(f"{self.who} stop")
+
+
+def _fresh_session(device: str, waits: list[dict], monkeypatch) -> tuple[Outcome, list[str], object]:
+    monkeypatch.setattr(session, "_result_problem", lambda *args: None)  # every fresh answer right
+    sides = Sides(
+        query=QUERIES[6], folders=[Path("sf1")], device=device, params=[{}], baseline_mode="compiled",
+        timing=TimingPolicy(), query_timeout_s=60, compile_limit_s=60, verify={"seed": 1, "share": 0.0},
+        fresh=[{"p": 1}, {"p": 2}], rolls=[(0.3, 0.6), (0.2, 0.7)],
+    )  # fmt: skip
+    events: list[str] = []
+    baseline, kernel = FreshRemote(events, "baseline", waits), FreshRemote(events, "kernel")
+    outcome = Outcome(stats={"baseline": {"median_ms": 1.0}, "kernel": {"median_ms": 1.0}})
+    answers = SimpleNamespace(fresh=lambda index: {})
+    left = session._fresh(baseline, kernel, sides, answers, RoundTrip(), outcome)  # type: ignore[arg-type]
+    return outcome, events, left
+
+
+def test_the_kernel_is_frozen_and_the_device_drained_while_the_baselines_fresh_calls_run(monkeypatch) -> None:
+    """The baseline's fresh calls are what the kernel's are compared with: slowed, they would hide a
+    kernel's precomputation (`fresh.slowdown`)."""
+    idle = {"busy_s": 0.0, "probes": 1, "idle": True}
+    outcome, events, left = _fresh_session("cuda", [idle] * 6, monkeypatch)
+    assert outcome.status == "passed" and left is not None
+    baseline_part = [
+        "kernel freeze",
+        "baseline roll", "baseline rolled", "baseline roll",
+        "baseline arm drain", "baseline timed rolled",  # the first call on content it has never seen
+        "baseline rolled",
+        "baseline arm drain", "baseline timed ping", "baseline timed batch",
+        "baseline arm drain", "baseline timed ping", "baseline timed batch",
+        "kernel thaw",
+    ]  # fmt: skip
+    kernel_part = ["kernel roll", "kernel rolled", "kernel roll", "kernel arm", "kernel timed rolled"]
+    assert events[: len(baseline_part) + len(kernel_part)] == baseline_part + kernel_part
+    assert events.count("kernel freeze") == events.count("kernel thaw") == 2  # one per fresh set
+    assert not any(e.startswith("kernel") and e.endswith("drain") for e in events)
+    assert outcome.stats["device_busy"]["fresh"]["samples"] == 6
+
+
+def test_a_device_left_busy_through_the_baselines_fresh_calls_rejects_the_kernel(monkeypatch) -> None:
+    idle, stuck = {"busy_s": 0.0, "probes": 1, "idle": True}, {"busy_s": 10.0, "probes": 700, "idle": False}
+    outcome, events, left = _fresh_session("cuda", [idle, stuck], monkeypatch)
+    assert outcome.status == "rejected" and left is None
+    assert outcome.reason.startswith("on the fresh parameter sets: the device was still busy 10.0 s")
+    assert events[-2:] == ["kernel thaw", "kernel stop"]  # thawed, then stopped
+    assert outcome.stats["device_busy"]["fresh"]["max_ms"] == 10000.0
+
+
+def test_a_device_busy_before_most_of_the_baselines_fresh_calls_rejects_the_kernel(monkeypatch) -> None:
+    busy = {"busy_s": 0.004, "probes": 3, "idle": True}  # drained each time, 4 ms after the kernel answered
+    outcome, _, _ = _fresh_session("cuda", [busy] * 6, monkeypatch)
+    assert outcome.status == "rejected" and "still busy with the kernel's work before 6 of" in outcome.reason
+
+
+def test_a_cpu_evaluations_fresh_calls_freeze_the_kernel_and_drain_nothing(monkeypatch) -> None:
+    outcome, events, _ = _fresh_session("cpu", [], monkeypatch)
+    assert outcome.status == "passed" and "device_busy" not in outcome.stats
+    assert events.count("kernel freeze") == 2 and not any(e.endswith("drain") for e in events)

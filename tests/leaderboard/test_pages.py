@@ -56,6 +56,9 @@ def test_a_run_against_uncalibrated_baselines_is_not_ranked_and_its_page_says_wh
     kernel = anonymous.get(f"/submissions/{run.submission_id}/kernels/6/?run={run.pk}")
     assertContains(kernel, "this hardware's calibration has no record of Q6")
     assertNotContains(kernel, "calibration recorded")
+    # The run was asked for as a ranked one, but its header says what came of it, as the notice does.
+    assertContains(kernel, ", not ranked, harness")
+    assertNotContains(kernel, ", ranked, harness")
 
 
 def test_an_unstable_run_is_not_ranked_and_its_page_shows_each_unsure_interval(

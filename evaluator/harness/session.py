@@ -32,7 +32,7 @@ import sys
 import tempfile
 import time
 from collections.abc import Callable, Iterator
-from contextlib import ExitStack, contextmanager
+from contextlib import ExitStack, contextmanager, nullcontext
 from dataclasses import asdict, dataclass, field, replace
 from functools import partial
 from pathlib import Path
@@ -447,8 +447,9 @@ def _fresh(
 
     The baseline's calls here are what the kernel's are compared with (`fresh.slowdown`): a baseline
     slowed here would hide a kernel's precomputation. So, as while the baseline is timed, the kernel's
-    runner is frozen through the baseline's part of each set, and on a GPU the baseline's runner drains
-    the device before each of its timed calls (`timed.DeviceBusy`)."""
+    runner is frozen through the baseline's part of each set, or, where it cannot be, its CPU time
+    counted (`timed.Beside`), and on a GPU the baseline's runner drains the device before each of its
+    timed calls (`timed.DeviceBusy`)."""
     assert answers is not None
     facts: dict[str, dict[str, Any]] = {
         "baseline": {"ms": [], "first_ms": []},
@@ -457,66 +458,60 @@ def _fresh(
     main = len(sides.folders) - 1
     limit = sides.query_timeout_s
     device = timed.DeviceBusy() if sides.device.startswith("cuda") else None
-    freezing = True  # until a freeze fails or cannot be made: each waits up to a second (sandbox/cgroup.py)
+    beside = timed.Beside(candidate)
     for index, params in enumerate(sides.fresh):
         first_roll, second_roll = sides.rolls[index]
         for name, remote in (("baseline", baseline), ("kernel", candidate)):
             side = facts[name]
             busy = device if name == "baseline" else None
             where = "on a parameter set drawn after its timed reps"
-            frozen = None
-            if name == "baseline" and freezing:
-                frozen = candidate.freeze(True)
-                freezing = frozen is True
             left = None
-            try:
+            with beside.around() if name == "baseline" else nullcontext():
                 try:
-                    remote.ask({"op": "roll", "roll": first_roll}, limit)
-                    remote.ask({"op": "rolled", "params": params}, limit)
-                except CallFailed as exc:
-                    # Rolled tables are not valid TPC-H data (a line may ship before its order is placed):
-                    # a kernel may fail there and be right on real data. Noted, not judged.
-                    side.setdefault("rolled_errors", []).append(exc.error)
-                # Rotated tables are valid data: a kernel that fails there fails (else failing on new
-                # content would be a way out of the check on it).
-                where = "on tables it had not seen (valid data: rows moved under other keys)"
-                remote.ask({"op": "roll", "roll": second_roll, "whole_rows": True}, limit)
-                armed, _ = remote.ask(timed.arm_command(sides, drain=busy is not None), limit)
-                if busy is not None:
-                    busy.add(armed)
-                seconds, _, _ = remote.timed({"op": "rolled", "params": params}, limit)
-                side["first_ms"].append(trip.minus(seconds, name, 1) * 1e3)  # as a one-call batch
-                where = "on a parameter set drawn after its timed reps"
-                try:  # the torn tables last: a cache keyed by parameters leaves with their wrong answer
-                    remote.ask({"op": "rolled", "params": params, "copy": -2}, limit)
-                except CallFailed as exc:
-                    side.setdefault("rolled_errors", []).append(exc.error)
-                for clone in (index, index + 1):
-                    seconds, answer, payload = timed.timed_batch(
-                        remote,
-                        name,
-                        sides,
-                        trip,
-                        {"op": "batch", "calls": [[clone, 0]], "params": [params]},
-                        limit,
-                        busy=busy,
+                    try:
+                        remote.ask({"op": "roll", "roll": first_roll}, limit)
+                        remote.ask({"op": "rolled", "params": params}, limit)
+                    except CallFailed as exc:
+                        # Rolled tables are not valid TPC-H data (a line may ship before its order is placed):
+                        # a kernel may fail there and be right on real data. Noted, not judged.
+                        side.setdefault("rolled_errors", []).append(exc.error)
+                    # Rotated tables are valid data: a kernel that fails there fails (else failing on new
+                    # content would be a way out of the check on it).
+                    where = "on tables it had not seen (valid data: rows moved under other keys)"
+                    remote.ask({"op": "roll", "roll": second_roll, "whole_rows": True}, limit)
+                    armed, _ = remote.ask(timed.arm_command(sides, drain=busy is not None), limit)
+                    if busy is not None:
+                        busy.add(armed)
+                    seconds, _, _ = remote.timed({"op": "rolled", "params": params}, limit)
+                    side["first_ms"].append(trip.minus(seconds, name, 1) * 1e3)  # as a one-call batch
+                    where = "on a parameter set drawn after its timed reps"
+                    try:  # the torn tables last: a cache keyed by parameters leaves with their wrong answer
+                        remote.ask({"op": "rolled", "params": params, "copy": -2}, limit)
+                    except CallFailed as exc:
+                        side.setdefault("rolled_errors", []).append(exc.error)
+                    for clone in (index, index + 1):
+                        seconds, answer, payload = timed.timed_batch(
+                            remote,
+                            name,
+                            sides,
+                            trip,
+                            {"op": "batch", "calls": [[clone, 0]], "params": [params]},
+                            limit,
+                            busy=busy,
+                        )
+                        side["ms"].append(seconds * 1e3)
+                    problem = _result_problem(
+                        sides.query, sides.folders[main], answer, payload, answers.fresh(index)
                     )
-                    side["ms"].append(seconds * 1e3)
-                problem = _result_problem(
-                    sides.query, sides.folders[main], answer, payload, answers.fresh(index)
-                )
-            except timed.LeftBusy as exc:  # the kernel's runner was frozen: something it started is not
-                left = str(exc)
-            except (RunnerFailed, CallFailed) as exc:
-                if name == "baseline":
-                    raise
-                reason = exc.reason if isinstance(exc, RunnerFailed) else exc.error
-                outcome.fail(exc.status, f"{where}, {params}: {reason}")
-                outcome.stats["fresh"] = facts
-                return None
-            finally:
-                if frozen is not None:
-                    candidate.freeze(False)
+                except timed.LeftBusy as exc:  # the kernel's runner was frozen: something it started is not
+                    left = str(exc)
+                except (RunnerFailed, CallFailed) as exc:
+                    if name == "baseline":
+                        raise
+                    reason = exc.reason if isinstance(exc, RunnerFailed) else exc.error
+                    outcome.fail(exc.status, f"{where}, {params}: {reason}")
+                    outcome.stats["fresh"] = facts
+                    return None
             if left:
                 outcome.fail(Status.REJECTED, f"on the fresh parameter sets: {left}")
                 outcome.stats["fresh"] = facts
@@ -538,10 +533,17 @@ def _fresh(
         "first_slowdown": fresh.first_slowdown(timing, facts),
     }
     _fresh_busy(device, outcome)
+    cpu, cpu_busy = beside.share(), None  # a runner that cannot be frozen is watched by its CPU time
+    if cpu is not None and cpu > timed.BUSY_BESIDE:
+        cpu_busy = (
+            f"the kernel's process kept {100 * cpu:.0f}% of a CPU core busy while the baseline's calls on "
+            "the fresh parameter sets ran beside it: work left running between its calls slows them"
+        )
     why = (
         fresh.cached(timing, facts, sides.device)
         or fresh.precomputed(timing, facts, sides.device)
-        or (device and device.problem())
+        or (device.problem() if device else None)
+        or cpu_busy
     )
     if why:
         outcome.fail(Status.REJECTED, why)

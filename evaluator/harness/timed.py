@@ -14,7 +14,8 @@ from __future__ import annotations
 import bisect
 import hashlib
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import asdict, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -413,29 +414,34 @@ class Beside:
 
     def watch(self, run: Callable[[int, int], float]) -> Callable[[int, int], float]:
         def watched(rep: int, calls: int) -> float:
-            # Read once frozen, so that what it ran before counts for none of the baseline's time: a task
-            # running when frozen is charged what it ran since the last tick only then.
-            asked = time.perf_counter()
-            frozen = self.candidate.freeze(True) if self.trying else None
-            if frozen:
-                self.freezing_s.append(time.perf_counter() - asked)
-            before, started = self.candidate.cpu_s(), time.perf_counter()
-            try:
-                ms = run(rep, calls)
-                after, wall_s = self.candidate.cpu_s(), time.perf_counter() - started
-            finally:
-                if frozen is not None:
-                    self.candidate.freeze(False)
-            self.samples += 1
-            self.frozen += frozen is True
-            self.freezable |= frozen is not None
-            self.trying &= frozen is True
-            if before is not None and after is not None:
-                self.cpu_s += after - before
-                self.wall_s += wall_s
-            return ms
+            with self.around():
+                return run(rep, calls)
 
         return watched
+
+    @contextmanager
+    def around(self) -> Iterator[None]:
+        """The block run with the kernel's runner frozen, and its CPU time counted."""
+        # Read once frozen, so that what it ran before counts for none of the baseline's time: a task
+        # running when frozen is charged what it ran since the last tick only then.
+        asked = time.perf_counter()
+        frozen = self.candidate.freeze(True) if self.trying else None
+        if frozen:
+            self.freezing_s.append(time.perf_counter() - asked)
+        before, started = self.candidate.cpu_s(), time.perf_counter()
+        try:
+            yield
+            after, wall_s = self.candidate.cpu_s(), time.perf_counter() - started
+        finally:
+            if frozen is not None:
+                self.candidate.freeze(False)
+        self.samples += 1
+        self.frozen += frozen is True
+        self.freezable |= frozen is not None
+        self.trying &= frozen is True
+        if before is not None and after is not None:
+            self.cpu_s += after - before
+            self.wall_s += wall_s
 
     def share(self) -> float | None:
         """CPU seconds the kernel's process used per second of the baseline's samples; None: not counted."""

@@ -145,8 +145,11 @@ class FreshRemote:
     """A runner's handle for `session._fresh`: every command answered at once (the baseline's `arm` with
     the device's waits it is given, its runner's `drain`), the kernel's freezes and stop recorded."""
 
-    def __init__(self, events: list[str], who: str, waits: list[dict] | None = None) -> None:
-        self.events, self.who, self.waits = events, who, iter(waits or [])
+    def __init__(
+        self, events: list[str], who: str, waits: list[dict] | None = None, freezer: bool | None = True
+    ) -> None:
+        self.events, self.who, self.waits, self.freezer = events, who, iter(waits or []), freezer
+        self.cpu = 0.0
 
     def ask(self, command: dict, limit_s: float) -> tuple[dict, bytes]:
         self.events.append(f"{self.who} {command['op']}{' drain' if command.get('drain') else ''}")
@@ -156,15 +159,22 @@ class FreshRemote:
         self.events.append(f"{self.who} timed {command['op']}")
         return 0.001, {"layout": [[]]}, b""
 
-    def freeze(self, frozen: bool) -> bool:
+    def freeze(self, frozen: bool) -> bool | None:
         self.events.append(f"{self.who} {'freeze' if frozen else 'thaw'}")
-        return True
+        return self.freezer
+
+    def cpu_s(self) -> float:
+        # A runner that cannot be frozen keeps a thread spinning: a CPU second at each reading.
+        self.cpu += 0.0 if self.freezer else 1.0
+        return self.cpu
 
     def stop(self) -> None:
         self.events.append(f"{self.who} stop")
 
 
-def _fresh_session(device: str, waits: list[dict], monkeypatch) -> tuple[Outcome, list[str], object]:
+def _fresh_session(
+    device: str, waits: list[dict], monkeypatch, freezer: bool | None = True
+) -> tuple[Outcome, list[str], object]:
     monkeypatch.setattr(session, "_result_problem", lambda *args: None)  # every fresh answer right
     sides = Sides(
         query=QUERIES[6], folders=[Path("sf1")], device=device, params=[{}], baseline_mode="compiled",
@@ -172,7 +182,7 @@ def _fresh_session(device: str, waits: list[dict], monkeypatch) -> tuple[Outcome
         fresh=[{"p": 1}, {"p": 2}], rolls=[(0.3, 0.6), (0.2, 0.7)],
     )  # fmt: skip
     events: list[str] = []
-    baseline, kernel = FreshRemote(events, "baseline", waits), FreshRemote(events, "kernel")
+    baseline, kernel = FreshRemote(events, "baseline", waits), FreshRemote(events, "kernel", freezer=freezer)
     outcome = Outcome(stats={"baseline": {"median_ms": 1.0}, "kernel": {"median_ms": 1.0}})
     answers = SimpleNamespace(fresh=lambda index: {})
     left = session._fresh(baseline, kernel, sides, answers, RoundTrip(), outcome)  # type: ignore[arg-type]
@@ -220,3 +230,11 @@ def test_a_cpu_evaluations_fresh_calls_freeze_the_kernel_and_drain_nothing(monke
     outcome, events, _ = _fresh_session("cpu", [], monkeypatch)
     assert outcome.status == "passed" and "device_busy" not in outcome.stats
     assert events.count("kernel freeze") == 2 and not any(e.endswith("drain") for e in events)
+
+
+def test_a_kernel_that_cannot_be_frozen_and_spins_beside_the_baselines_fresh_calls_is_rejected(
+    monkeypatch,
+) -> None:
+    outcome, events, _ = _fresh_session("cpu", [], monkeypatch, freezer=None)
+    assert outcome.status == "rejected" and "of a CPU core busy while the baseline's calls" in outcome.reason
+    assert events.count("kernel freeze") == 1  # once: a launcher that cannot freeze is not asked again

@@ -533,17 +533,12 @@ def _fresh(
         "first_slowdown": fresh.first_slowdown(timing, facts),
     }
     _fresh_busy(device, outcome)
-    cpu, cpu_busy = beside.share(), None  # a runner that cannot be frozen is watched by its CPU time
-    if cpu is not None and cpu > timed.BUSY_BESIDE:
-        cpu_busy = (
-            f"the kernel's process kept {100 * cpu:.0f}% of a CPU core busy while the baseline's calls on "
-            "the fresh parameter sets ran beside it: work left running between its calls slows them"
-        )
     why = (
         fresh.cached(timing, facts, sides.device)
         or fresh.precomputed(timing, facts, sides.device)
         or (device.problem() if device else None)
-        or cpu_busy
+        # a runner that cannot be frozen is watched by its CPU time
+        or beside.problem("the baseline's calls on the fresh parameter sets ran")
     )
     if why:
         outcome.fail(Status.REJECTED, why)

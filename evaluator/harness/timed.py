@@ -355,12 +355,9 @@ def time_both(
             busy = beside.share()
             if busy is not None:
                 outcome.stats["kernel_cpu_beside_baseline"] = round(busy, 3)
-                if busy > BUSY_BESIDE:
-                    outcome.fail(
-                        Status.REJECTED,
-                        f"the kernel's process kept {100 * busy:.0f}% of a CPU core busy while the baseline "
-                        "was timed beside it: work left running between its calls slows the baseline",
-                    )
+            spun = beside.problem("the baseline was timed")
+            if spun:
+                outcome.fail(Status.REJECTED, spun)
             if device is not None:
                 outcome.stats["device_busy"] = {"beside": device.describe()}
                 left = device.problem()
@@ -446,6 +443,17 @@ class Beside:
     def share(self) -> float | None:
         """CPU seconds the kernel's process used per second of the baseline's samples; None: not counted."""
         return self.cpu_s / self.wall_s if self.wall_s > 0 else None
+
+    def problem(self, during: str) -> str | None:
+        """Why the kernel's CPU time beside the baseline does not stand (over `BUSY_BESIDE`), or None;
+        `during`: what the baseline did meanwhile, for the reason."""
+        busy = self.share()
+        if busy is None or busy <= BUSY_BESIDE:
+            return None
+        return (
+            f"the kernel's process kept {100 * busy:.0f}% of a CPU core busy while {during} beside it: work "
+            "left running between its calls slows the baseline"
+        )
 
     def freezing_us(self) -> float | None:
         """The median time to freeze it, in microseconds (outside the baseline's timed window)."""

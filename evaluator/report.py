@@ -50,6 +50,9 @@ class TimingStats:
     n: int
     stderr_pct: float
     set_aside: int = 0  # rounds timed while the host ran slow, not counted (evaluator/timing.py)
+    # The median per call over the rounds set aside (None where none was): beside `median_ms`, over the
+    # rounds counted, it shows whether the rounds the host probe set aside did run slower.
+    aside_median_ms: float | None = None
     host_probe_us: float | None = None  # the session's usual host probe: the host CPU's speed then
     calls: int = 1  # calls per timed sample: the median is of each sample's time per call
     # The kernel's only: the median over the counted rounds of the baseline's time over this one's, each

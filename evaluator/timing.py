@@ -189,12 +189,14 @@ def time_rounds(
     steady = _steady_rounds(probes, policy)
     if len(steady) < 5:  # too few to stand alone: every round counts, and `set_aside` says none was
         steady = list(range(rounds))
+    aside = sorted(set(range(rounds)) - set(steady))
     usual_us = 1e6 * _usual(probes)  # this session's own: beside the harness's, it shows a slow session
     return {
         name: _paired(
             replace(
                 _stats([s[i] for i in steady], strata, steady),
-                set_aside=rounds - len(steady),
+                set_aside=len(aside),
+                aside_median_ms=statistics.median(s[i] for i in aside) if aside else None,
                 host_probe_us=usual_us,
                 calls=calls,
             ),

@@ -136,7 +136,9 @@ def _host(reports: list[dict]) -> list[str]:
                 for where, b in (stats.get("device_busy") or {}).items()
             )
             busy = f", device busy before the baseline's batches: {busy}" if busy else ""
-            cells.append(f"run {r['_run']} {usual}, {timed['set_aside']} of {rounds} set aside{busy}")
+            aside = timed.get("aside_median_ms")  # 0.6.12: how fast those rounds ran
+            aside = f" (at {fmt(aside, '.3f')} ms against {fmt(timed['median_ms'], '.3f')})" if aside else ""
+            cells.append(f"run {r['_run']} {usual}, {timed['set_aside']} of {rounds} set aside{aside}{busy}")
         if cells:
             lines.append(f"- Q{number:02d} host probe (harness/session): " + "; ".join(cells))
     return [*lines, ""] if lines else []

@@ -337,6 +337,7 @@ def test_rounds_timed_while_the_host_ran_slow_are_set_aside(monkeypatch: pytest.
         assert s.set_aside == 20  # the spell, and only it
         assert s.n == host.round + 1 - 20 >= 60  # the stopping rule counted steady rounds only
         assert s.median_ms == pytest.approx(1.002) and s.min_ms == 1.0
+        assert s.aside_median_ms == pytest.approx(2.004)  # and the rounds set aside did run slower
         assert s.host_probe_us == pytest.approx(25.0)
     # Without the probe's verdict a third of the first 60 rounds would have been twice as slow.
 
@@ -346,7 +347,7 @@ def test_a_host_slow_throughout_sets_nothing_aside(monkeypatch: pytest.MonkeyPat
     monkeypatch.setattr(timing, "host_probe", host.probe)
     monkeypatch.setattr(timing, "_timed", host.timed)
     stats = time_rotated({"baseline": lambda rep: rep}, device=torch.device("cpu"), policy=_spell_policy(30))
-    assert stats["baseline"].set_aside == 0
+    assert stats["baseline"].set_aside == 0 and stats["baseline"].aside_median_ms is None
     assert stats["baseline"].median_ms == pytest.approx(2.004)  # the slow host's median, said plainly:
     assert stats["baseline"].host_probe_us == pytest.approx(50.0)  # its probe is twice the usual 25 µs
 
@@ -390,6 +391,8 @@ def test_the_round_probe_is_taken_where_it_is_asked(monkeypatch: pytest.MonkeyPa
         {"baseline": lambda rep, calls: 1.0 + 0.001 * (rep % 5)}, policy=policy, probe=host.probe
     )
     assert stats["baseline"].set_aside == 20
+    # Here the probe's spell did not slow the calls, and the rounds set aside say so.
+    assert stats["baseline"].aside_median_ms == pytest.approx(stats["baseline"].median_ms, rel=0.002)
 
 
 @pytest.mark.skipif(not hasattr(os, "sched_getaffinity"), reason="Linux's affinity calls")

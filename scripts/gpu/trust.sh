@@ -80,7 +80,7 @@ for name, r in reports.items():
         seconds = wall.get("query") or (wall.get("runner", 0) + wall.get("judge", 0))
         aside = f"{k['set_aside']} of {k['set_aside'] + k['n']}" if "set_aside" in k else ""
         b = q["stats"].get("baseline") or {}
-        if b.get("aside_median_ms"):  # 0.6.12: how fast the rounds set aside ran, the baseline's, against the rest
+        if b.get("aside_median_ms"):  # 0.6.12: the baseline's median over the rounds set aside
             aside += f" (baseline {b['aside_median_ms']:.4f} there)"
         duckdb = q["stats"].get("answering_s", {}).get("timing", "")
         trip = q["stats"].get("round_trip_us", {})  # 0.6.6: the baseline's is taken off both sides

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import datetime
 import enum
-from typing import Any
+from typing import Any, NamedTuple
 
 from django.conf import settings
 from django.db import models
@@ -18,6 +18,17 @@ from evaluator.report import UNCALIBRATED
 from evaluator.report import Status as ReportStatus
 from leaderboard.models.catalogue import Hardware, Query
 from leaderboard.models.submissions import Submission
+
+
+class Interval(NamedTuple):
+    """One side's median as a query's page shows it, with the rounds the host probe set aside."""
+
+    name: str  # "baseline" or "kernel"
+    median_ms: float
+    stderr_pct: float  # relative standard error of the median
+    n: int  # samples counted
+    set_aside: int  # rounds timed while the host ran slow, not counted (evaluator/timing.py)
+    aside_median_ms: float | None  # their median (harness 0.6.12 on): were they slower?
 
 
 class EvaluationRunQuerySet(models.QuerySet["EvaluationRun"]):
@@ -481,11 +492,20 @@ class QueryResult(models.Model):
         return str(self.stats.get("unstable") or "")
 
     @property
-    def intervals(self) -> list[tuple[str, float, float, int]]:
-        """(name, median ms, relative standard error %, samples) for the baseline and the kernel."""
+    def intervals(self) -> list[Interval]:
+        """The baseline's and the kernel's medians, each with its spread and the rounds set aside."""
         rows = []
         for name in ("baseline", "kernel"):
             stats = self.stats.get(name)
             if isinstance(stats, dict) and stats.get("median_ms") is not None:
-                rows.append((name, stats["median_ms"], stats.get("stderr_pct") or 0.0, stats.get("n") or 0))
+                rows.append(
+                    Interval(
+                        name,
+                        stats["median_ms"],
+                        stats.get("stderr_pct") or 0.0,
+                        stats.get("n") or 0,
+                        stats.get("set_aside") or 0,
+                        stats.get("aside_median_ms"),
+                    )
+                )
         return rows

@@ -108,7 +108,7 @@ def test_ranking_leaves_out_a_run_whose_medians_are_unsure(submit, timed_report)
     assert (run.timing_label, run.timing_reason) == ("unstable timing", "unstable timing: Q06")
     result = run.results.get()
     assert result.unstable == "the kernel's median has a 3.5% standard error, over 2%"
-    assert result.intervals == [("baseline", 2.0, 0.5, 40), ("kernel", 1.0, 3.5, 40)]
+    assert result.intervals == [("baseline", 2.0, 0.5, 40, 0, None), ("kernel", 1.0, 3.5, 40, 0, None)]
 
 
 def test_ranking_leaves_out_a_gpu_run_whose_baselines_were_not_calibrated(submit, timed_report) -> None:

@@ -65,7 +65,8 @@ def test_an_unstable_run_is_not_ranked_and_its_page_shows_each_unsure_interval(
     anonymous, submit, timed_report
 ) -> None:
     run = submit(model="Noisy LLM").runs.get()
-    services.evaluation_record(run=run, report=timed_report(kernel_ms=1.25, kernel_stderr_pct=3.5))
+    report = timed_report(kernel_ms=1.25, kernel_stderr_pct=3.5, kernel_n=18, set_aside=357)
+    services.evaluation_record(run=run, report=report)
     home = anonymous.get("/").content.decode()
     assert "Noisy LLM" not in home.split('<table class="unranked">')[0]  # not in the ranking
     assert "unstable timing: Q06" in home.split('<table class="unranked">')[1]
@@ -75,6 +76,10 @@ def test_an_unstable_run_is_not_ranked_and_its_page_shows_each_unsure_interval(
     assertContains(page, "the kernel&#x27;s median has a 3.5% standard error, over 2%")
     assertContains(page, "baseline 2.000 ms ± 0.5%")
     assertContains(page, "kernel 1.250 ms ± 3.5%")
+    # Few samples left, and why: most rounds ran on a slowed host and were not counted.
+    assertContains(page, "(n=18; 357 rounds set aside as timed on a slowed host)")
+    kernel = anonymous.get(f"/submissions/{run.submission_id}/kernels/6/?run={run.pk}")
+    assertContains(kernel, '<td class="num">357 <span class="muted small">(1.250 ms)</span></td>')
 
 
 def test_a_ranked_run_carries_no_label(anonymous, submit, timed_report) -> None:

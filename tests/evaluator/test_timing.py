@@ -352,34 +352,71 @@ def test_a_host_slow_throughout_sets_nothing_aside(monkeypatch: pytest.MonkeyPat
     assert stats["baseline"].host_probe_us == pytest.approx(50.0)  # its probe is twice the usual 25 µs
 
 
-def test_a_slow_spell_at_the_start_is_seen_against_the_harnesss_usual_probe(
+def test_a_slow_spell_at_the_start_is_set_aside_once_the_usual_speed_is_the_median(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    # On its own probes alone the session cannot tell a slow start from its usual: it would stop after
-    # 30 slow rounds. With the harness's usual probe (25 µs) it times on until 30 rounds ran at speed,
-    # and judges the rounds of the spell as slow.
     host = _SlowSpell(slow=range(0, 40))
     monkeypatch.setattr(timing, "host_probe", host.probe)
     monkeypatch.setattr(timing, "_timed", host.timed)
-    policy = replace(_spell_policy(30), host_usual_s=25e-6)
-    stats = time_rotated({"baseline": lambda rep: rep}, device=torch.device("cpu"), policy=policy, strata=5)
+    stats = time_rotated(
+        {"baseline": lambda rep: rep}, device=torch.device("cpu"), policy=_spell_policy(100), strata=5
+    )
     assert stats["baseline"].set_aside == 40
-    assert stats["baseline"].n >= 30
+    assert stats["baseline"].n >= 100
     assert stats["baseline"].median_ms == pytest.approx(1.002)
-    assert stats["baseline"].host_probe_us == pytest.approx(25.0)  # the session's own, once it sped up
+    assert stats["baseline"].aside_median_ms == pytest.approx(2.004)
 
 
-def test_a_session_slow_from_start_to_end_counts_every_round(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_spell_over_most_rounds_so_far_keeps_the_timing_going_until_it_is_the_minority(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # At 50 rounds the spell is the median: every round counts, and two speeds mixed are far from
+    # settled. Only once the usual speed is the median again are the spell's rounds set aside.
+    host = _SlowSpell(slow=range(20, 80))
+    monkeypatch.setattr(timing, "host_probe", host.probe)
+    monkeypatch.setattr(timing, "_timed", host.timed)
+    stats = time_rotated(
+        {"baseline": lambda rep: rep}, device=torch.device("cpu"), policy=_spell_policy(50), strata=5
+    )
+    assert stats["baseline"].set_aside == 60
+    assert stats["baseline"].n >= 60
+    assert stats["baseline"].median_ms == pytest.approx(1.002)
+
+
+def test_the_harnesss_faster_probe_sets_no_round_aside(monkeypatch: pytest.MonkeyPatch) -> None:
+    # The harness's usual is 0.2 s of probes in a row; a round's is one probe after the round's move.
+    # On a lent H100 the first sat at 32-48 us where the rounds' own read 35-70 us at their 10th
+    # percentile, and judged against it most rounds were set aside though the rest ran no slower.
+    # It goes to the report; a session judges its rounds by its own probes.
     host = _SlowSpell(slow=range(0, 10**6))
     monkeypatch.setattr(timing, "host_probe", host.probe)
     monkeypatch.setattr(timing, "_timed", host.timed)
-    # It waits host_wait_s for the host to come back, not the whole 60 s budget.
-    policy = replace(_spell_policy(30), host_usual_s=25e-6, host_wait_s=0.05)
+    policy = replace(_spell_policy(30), host_usual_s=25e-6, host_wait_s=30.0)
     started = time.perf_counter()
     stats = time_rotated({"baseline": lambda rep: rep}, device=torch.device("cpu"), policy=policy)
-    assert 0.05 <= time.perf_counter() - started < 5.0
-    assert stats["baseline"].set_aside == 0 and stats["baseline"].n == host.round + 1  # none steady: all
-    assert stats["baseline"].median_ms == pytest.approx(2.004)
+    assert time.perf_counter() - started < 5.0  # not held until host_wait_s
+    assert stats["baseline"].set_aside == 0 and stats["baseline"].n == host.round + 1
+    assert stats["baseline"].host_probe_us == pytest.approx(50.0)  # the session's own usual, reported
+
+
+class _SpreadProbes(_SlowSpell):
+    """Lone probes spread as a lent H100's were (docs/benchmarks.md, session 22): from 1x to 1.45x
+    the fastest, the calls no slower for it."""
+
+    def probe(self) -> float:
+        self.round += 1
+        return self.probe_s * (1.0 + 0.05 * (self.round % 10))
+
+
+def test_probes_spread_as_on_a_lent_h100_set_no_round_aside(monkeypatch: pytest.MonkeyPatch) -> None:
+    host = _SpreadProbes(slow=range(0))
+    monkeypatch.setattr(timing, "host_probe", host.probe)
+    monkeypatch.setattr(timing, "_timed", host.timed)
+    stats = time_rotated(
+        {"baseline": lambda rep: rep}, device=torch.device("cpu"), policy=_spell_policy(60), strata=5
+    )
+    assert stats["baseline"].set_aside == 0  # against their 10th percentile, 1.05x, 30% would be
+    assert stats["baseline"].n >= 60
 
 
 def test_the_round_probe_is_taken_where_it_is_asked(monkeypatch: pytest.MonkeyPatch) -> None:

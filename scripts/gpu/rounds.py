@@ -163,9 +163,13 @@ def analyze(path: Path) -> None:
         print(f"{row['sample']} | {probes} | {len(rounds[CALLS[0]])} | {medians}")
     rules = {
         "all rounds": lambda row: range(len(row["rounds"]["python_us"])),
-        "0.4.0: python 1.25x its own": lambda row: [
+        "0.4.0-0.6.12: python 1.25x its own": lambda row: [
             i for i, p in enumerate(row["rounds"]["python_us"])
             if p <= 1.25 * min(_p10(row["rounds"]["python_us"]), row["host_usual_us"])
+        ],
+        "0.6.13: python 1.25x its median": lambda row: [
+            i for i, p in enumerate(row["rounds"]["python_us"])
+            if p <= 1.25 * statistics.median(row["rounds"]["python_us"])
         ],
     }  # fmt: skip
     for probe in PROBES:

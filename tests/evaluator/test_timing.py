@@ -19,7 +19,15 @@ from evaluator.harness import timed
 from evaluator.harness.session import Outcome, Sides
 from evaluator.harness.timed import RoundTrip, Timed
 from evaluator.queries import QUERIES
-from evaluator.timing import CallLimitExceeded, TimingPolicy, _stderr, time_rotated, time_rounds, verified
+from evaluator.timing import (
+    CallLimitExceeded,
+    TimingPolicy,
+    TimingStats,
+    _stderr,
+    time_rotated,
+    time_rounds,
+    verified,
+)
 
 
 def test_the_standard_error_pools_the_spread_within_parameter_sets() -> None:
@@ -323,16 +331,19 @@ def _spell_policy(min_reps: int) -> TimingPolicy:
     return TimingPolicy(warmup_reps=1, warmup_s=0.0, min_reps=min_reps, min_time_s=0.0, max_time_s=60.0)
 
 
-def test_rounds_timed_while_the_host_ran_slow_are_set_aside(monkeypatch: pytest.MonkeyPatch) -> None:
-    host = _SlowSpell(slow=range(10, 30))
+def _time_on(
+    monkeypatch: pytest.MonkeyPatch, host: _SlowSpell, policy: TimingPolicy, *sides: str, strata: int = 1
+) -> dict[str, TimingStats]:
+    """`time_rotated` on a fake host: its probe, and its pace for every call of `sides` (the baseline)."""
     monkeypatch.setattr(timing, "host_probe", host.probe)
     monkeypatch.setattr(timing, "_timed", host.timed)
-    stats = time_rotated(
-        {"baseline": lambda rep: rep, "kernel": lambda rep: rep},
-        device=torch.device("cpu"),
-        policy=_spell_policy(min_reps=60),
-        strata=5,
-    )
+    calls = {side: (lambda rep: rep) for side in sides or ("baseline",)}
+    return time_rotated(calls, device=torch.device("cpu"), policy=policy, strata=strata)
+
+
+def test_rounds_timed_while_the_host_ran_slow_are_set_aside(monkeypatch: pytest.MonkeyPatch) -> None:
+    host = _SlowSpell(slow=range(10, 30))
+    stats = _time_on(monkeypatch, host, _spell_policy(60), "baseline", "kernel", strata=5)
     for s in stats.values():
         assert s.set_aside == 20  # the spell, and only it
         assert s.n == host.round + 1 - 20 >= 60  # the stopping rule counted steady rounds only
@@ -343,10 +354,7 @@ def test_rounds_timed_while_the_host_ran_slow_are_set_aside(monkeypatch: pytest.
 
 
 def test_a_host_slow_throughout_sets_nothing_aside(monkeypatch: pytest.MonkeyPatch) -> None:
-    host = _SlowSpell(slow=range(0, 10**6))
-    monkeypatch.setattr(timing, "host_probe", host.probe)
-    monkeypatch.setattr(timing, "_timed", host.timed)
-    stats = time_rotated({"baseline": lambda rep: rep}, device=torch.device("cpu"), policy=_spell_policy(30))
+    stats = _time_on(monkeypatch, _SlowSpell(slow=range(0, 10**6)), _spell_policy(30))
     assert stats["baseline"].set_aside == 0 and stats["baseline"].aside_median_ms is None
     assert stats["baseline"].median_ms == pytest.approx(2.004)  # the slow host's median, said plainly:
     assert stats["baseline"].host_probe_us == pytest.approx(50.0)  # its probe is twice the usual 25 µs
@@ -355,12 +363,7 @@ def test_a_host_slow_throughout_sets_nothing_aside(monkeypatch: pytest.MonkeyPat
 def test_a_slow_spell_at_the_start_is_set_aside_once_the_usual_speed_is_the_median(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    host = _SlowSpell(slow=range(0, 40))
-    monkeypatch.setattr(timing, "host_probe", host.probe)
-    monkeypatch.setattr(timing, "_timed", host.timed)
-    stats = time_rotated(
-        {"baseline": lambda rep: rep}, device=torch.device("cpu"), policy=_spell_policy(100), strata=5
-    )
+    stats = _time_on(monkeypatch, _SlowSpell(slow=range(0, 40)), _spell_policy(100), strata=5)
     assert stats["baseline"].set_aside == 40
     assert stats["baseline"].n >= 100
     assert stats["baseline"].median_ms == pytest.approx(1.002)
@@ -372,12 +375,7 @@ def test_a_spell_over_most_rounds_so_far_keeps_the_timing_going_until_it_is_the_
 ) -> None:
     # At 50 rounds the spell is the median: every round counts, and two speeds mixed are far from
     # settled. Only once the usual speed is the median again are the spell's rounds set aside.
-    host = _SlowSpell(slow=range(20, 80))
-    monkeypatch.setattr(timing, "host_probe", host.probe)
-    monkeypatch.setattr(timing, "_timed", host.timed)
-    stats = time_rotated(
-        {"baseline": lambda rep: rep}, device=torch.device("cpu"), policy=_spell_policy(50), strata=5
-    )
+    stats = _time_on(monkeypatch, _SlowSpell(slow=range(20, 80)), _spell_policy(50), strata=5)
     assert stats["baseline"].set_aside == 60
     assert stats["baseline"].n >= 60
     assert stats["baseline"].median_ms == pytest.approx(1.002)
@@ -389,11 +387,9 @@ def test_the_harnesss_faster_probe_sets_no_round_aside(monkeypatch: pytest.Monke
     # percentile, and judged against it most rounds were set aside though the rest ran no slower.
     # It goes to the report; a session judges its rounds by its own probes.
     host = _SlowSpell(slow=range(0, 10**6))
-    monkeypatch.setattr(timing, "host_probe", host.probe)
-    monkeypatch.setattr(timing, "_timed", host.timed)
     policy = replace(_spell_policy(30), host_usual_s=25e-6, host_wait_s=30.0)
     started = time.perf_counter()
-    stats = time_rotated({"baseline": lambda rep: rep}, device=torch.device("cpu"), policy=policy)
+    stats = _time_on(monkeypatch, host, policy)
     assert time.perf_counter() - started < 5.0  # not held until host_wait_s
     assert stats["baseline"].set_aside == 0 and stats["baseline"].n == host.round + 1
     assert stats["baseline"].host_probe_us == pytest.approx(50.0)  # the session's own usual, reported
@@ -409,12 +405,7 @@ class _SpreadProbes(_SlowSpell):
 
 
 def test_probes_spread_as_on_a_lent_h100_set_no_round_aside(monkeypatch: pytest.MonkeyPatch) -> None:
-    host = _SpreadProbes(slow=range(0))
-    monkeypatch.setattr(timing, "host_probe", host.probe)
-    monkeypatch.setattr(timing, "_timed", host.timed)
-    stats = time_rotated(
-        {"baseline": lambda rep: rep}, device=torch.device("cpu"), policy=_spell_policy(60), strata=5
-    )
+    stats = _time_on(monkeypatch, _SpreadProbes(slow=range(0)), _spell_policy(60), strata=5)
     assert stats["baseline"].set_aside == 0  # against their 10th percentile, 1.05x, 30% would be
     assert stats["baseline"].n >= 60
 

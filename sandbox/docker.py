@@ -1,11 +1,12 @@
 """The container backend: every runner in a fresh container of the evaluator image (production GPU hosts).
 
 `docker run` (or `podman run`: the same flags) with one pinned GPU, no network, a read-only root, a tmpfs
-scratch, no capabilities, no new privileges, pids / memory / ulimits from `Limits`, a non-root user, the
-image pinned by digest and never pulled at run time, and only the data, the kernel set and the runner's
-scratch bound in (the DuckDB file masked). The container is named, so that after it ends `inspect` can
-tell an out-of-memory kill from a crash and a runner's exit status from the engine's own failure, and so
-that a runner past its time limit can be killed: killing the `run` client does not stop its container.
+/tmp (where the runner builds), no capabilities, no new privileges, pids / memory / ulimits from `Limits`,
+a non-root user, the image pinned by digest and never pulled at run time, and only the data and the
+kernel set bound in, read-only (the DuckDB file masked). The container is named, so that after it ends
+`inspect` can tell an out-of-memory kill from a crash and a runner's exit status from the engine's own
+failure, and so that a runner past its time limit can be killed: killing the `run` client does not stop
+its container.
 While the baseline is timed the kernel's container is frozen through the engine's cgroup for it, where
 the worker sees it (`Cgroup.of`), and its CPU time read there (evaluator/harness/timed.py).
 
@@ -256,8 +257,8 @@ def _container_env(launch: Launch) -> dict[str, str]:
 
 
 def _writable_by_the_container(path: Path) -> None:
-    """The runner's scratch folder and all in it (build caches the harness put there), made the container
-    user's when the worker is root, else opened to it."""
+    """A folder a launch may write, and all in it, made the container user's when the worker is root,
+    else opened to it (the harness's runners write none: they build in their tmpfs /tmp)."""
     uid, gid = (int(part) for part in USER.split(":"))
     for root, dirs, files in os.walk(path):
         for entry in [Path(root), *(Path(root) / name for name in dirs + files)]:

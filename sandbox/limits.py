@@ -28,7 +28,7 @@ class Limits:
     memory_bytes: int  # host memory: RLIMIT_DATA and, with a cgroup, its memory limit
     processes: int  # processes and threads: the cgroup's pids.max and RLIMIT_NPROC
     open_files: int = 4096
-    scratch_bytes: int = 4 * GiB  # the private /tmp, a tmpfs (its pages are memory)
+    scratch_bytes: int = 4 * GiB  # the private /tmp, with the build folder: a tmpfs (its pages are memory)
     cpu_s: int | None = None  # CPU seconds per process; None: the wall limit times the cores
 
     @classmethod

@@ -138,7 +138,8 @@ class Started:
 
 
 class Launcher:
-    """Starts runners. `backend` names the isolation in every report; this one has none."""
+    """Starts runners. `backend` names the isolation in every report; this one has none. An isolated
+    launcher gives each runner a private /tmp, a tmpfs of bounded size (`sandbox.limits.Limits`)."""
 
     backend = "none"
     isolated = False

@@ -50,6 +50,7 @@ from evaluator.results import unpack
 from evaluator.timing import TimingPolicy
 from evaluator.tpch.load import scale_factor
 
+ISOLATED_SCRATCH = Path("/tmp/scratch")  # an isolated runner's build folder, in its private /tmp
 SPIN_S = 1.0  # on a GPU, poll for a runner's answer this long before sleeping on the pipe
 
 
@@ -290,13 +291,13 @@ def _runner(launch: Launcher, sides: Sides, kernel: tuple[Path, str] | None) -> 
     # timing budget (warm-up and the last sample may outlast it), and a minute for each fresh set and
     # for the profile.
     limit = sides.query_timeout_s + sides.timing.max_time_s * 4 + 60 * (1 + len(sides.fresh))
-    with tempfile.TemporaryDirectory(prefix=f"dkb-{sides.query.slug}-") as scratch:
+    with _scratch(launch, sides) as scratch:
         launched = Launch(
             argv=[sys.executable, "-m", "evaluator.runner.commands"],
             readable=readable,
-            writable=[Path(scratch)],
+            writable=[] if launch.isolated else [scratch],
             hidden=[f / "tpch.duckdb" for f in sides.folders],
-            env=sides.build_env(Path(scratch), kernel is None),
+            env=sides.build_env(scratch, kernel is None),
             timeout_s=limit,
             channel=True,
         )
@@ -309,6 +310,18 @@ def _runner(launch: Launcher, sides: Sides, kernel: tuple[Path, str] | None) -> 
             yield remote
         finally:
             remote.stop()
+
+
+@contextmanager
+def _scratch(launch: Launcher, sides: Sides) -> Iterator[Path]:
+    """Where the runner builds. An isolated runner builds in its private /tmp, whose size is bounded:
+    a kernel that fills its build folder fills no disk of the host's. Elsewhere in a host folder of its
+    own, removed after it (the baseline's is seeded with the calibration's compile cache)."""
+    if launch.isolated:
+        yield ISOLATED_SCRATCH
+        return
+    with tempfile.TemporaryDirectory(prefix=f"dkb-{sides.query.slug}-") as folder:
+        yield Path(folder)
 
 
 def _mode(sides: Sides) -> str:

@@ -26,9 +26,11 @@ from sandbox.limits import Limits
 ATTACKS = Path("tests/sandbox/attacks")
 SF = Path("/tmp/data/sf0.1")
 checked = admission.check
-# name, kernel file (None: the example set), admission on?, queries, what is expected
+# name, kernel file (None: the example set; examples/...: that whole set), admission on?, queries, expected
 ROWS = [
     ("example set under the limits (RLIMIT_DATA with CUDA)", None, True, (6,), "passed"),
+    # load_inline's build in the runner's private /tmp, a tmpfs (no host folder is writable)
+    ("CUDA example set, built in the runner's tmpfs", "examples/cuda-core", True, (6,), "passed"),
     ("CUDA illegal address (Triton store), then Q1", "gpu_illegal_address", True, (6, 1), "crashed"),
     ("GPU memory exhaustion", "gpu_out_of_memory", True, (6,), "out_of_memory"),
     # ~20 ms a call: the runner's device-wide synchronize waits for it, past 10x the baseline's median
@@ -76,8 +78,9 @@ for title, attack, admitted, queries, expected in ROWS:
     started = time.monotonic()
     with tempfile.TemporaryDirectory() as scratch:
         kernel_dir = Path(scratch) / "set"
-        shutil.copytree("examples/triton-q06-full", kernel_dir)
-        if attack:
+        whole_set = attack if attack and attack.startswith("examples/") else None
+        shutil.copytree(whole_set or "examples/triton-q06-full", kernel_dir)
+        if attack and not whole_set:
             shutil.copy(ATTACKS / f"{attack}.py", kernel_dir / "q06.py")
         admission.check = checked if admitted else (lambda source, filename="", **_: [])
         options = Options(sf_folder=SF, device="cuda", baseline="eager", trials=2, query_timeout_s=90,

@@ -17,13 +17,14 @@ from __future__ import annotations
 
 import hashlib
 import os
+import re
 import shutil
 import signal
 import subprocess
 import sys
 import time
 import tracemalloc
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -74,7 +75,7 @@ REFUSED_BY_ADMISSION = {
     "spin_beside_the_baseline": "importing subprocess",
     "gpu_patch_synchronize": "torch.cuda.synchronize",
     "gpu_side_stream": "[side-stream]", "gpu_deferred_work": "[side-stream]",
-    "gpu_work_after_answering": "importing sys",
+    "gpu_work_after_answering": "importing sys", "fill_the_disk": "importing os",
 }  # fmt: skip
 
 WITH_ADMISSION = [
@@ -203,12 +204,12 @@ def backend(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> 
     return request.param
 
 
-def evaluate(kernel_dir: Path, tpch_data: Path, **job: Any) -> dict[str, Any]:
+def evaluate(kernel_dir: Path, tpch_data: Path, limits: Limits = LIMITS, **job: Any) -> dict[str, Any]:
     job = {"max_time_per_query_s": 0.3, "trials": 2, "queries": (6,)} | job
     report = evaluation.evaluate(
         Job(kernel_dir=kernel_dir, data_dir=tpch_data, scale_factor=0.01, **job),
         backend=BACKEND,
-        limits=LIMITS,
+        limits=limits,
     )
     assert report["sandbox"]["limits"]["cgroup"], "no cgroup: the process and memory limits are rlimits only"
     (result,) = report["queries"]
@@ -257,6 +258,18 @@ def test_with_admission_switched_off_the_sandbox_and_the_comparison_still_stop_i
     assert q06["kernel_ms"] is None and q06["baseline_ms"] > 0  # the baseline timed by its own runner
     assert (digest(data), digest(kernel_dir)) == before  # nothing it could reach was changed
     assert leftover_runner_cgroups() == []  # and every process it started is gone
+
+
+def test_a_kernel_that_fills_its_build_folder_fills_no_disk_of_the_hosts(
+    backend: str, tpch_data: Path, tmp_path: Path, no_admission: None
+) -> None:
+    """Its build folder is in its private /tmp, a tmpfs of the limits' size, not on the host's disk."""
+    limits = replace(LIMITS, scratch_bytes=256 << 20)
+    q06 = evaluate(attack_set(tmp_path, "fill_the_disk"), tpch_data, limits=limits)
+    stopped = re.search(r"No space left on device after (\d+) MiB", q06["reason"] or "")
+    assert (q06["status"], bool(stopped)) == (Status.RUNTIME_ERROR, True), q06["reason"]
+    assert int(stopped.group(1)) <= 256  # type: ignore[union-attr]
+    assert q06["baseline_ms"] > 0 and leftover_runner_cgroups() == []
 
 
 @pytest.mark.parametrize("attack", TIMING_HONESTY, ids=str)

@@ -472,6 +472,12 @@ class QueryResult(models.Model):
         return self.status == self.Status.PASSED
 
     @property
+    def has_kernel(self) -> bool:
+        """Whether the set has a kernel (and so a kernel page) for this query: a "missing" result is the
+        report's word for a query it has none for."""
+        return self.status != self.Status.MISSING
+
+    @property
     def baseline_mode(self) -> str:
         """The TorchPlan mode this query's baseline was timed in ("eager", "compiled"; "" if not said)."""
         return str(self.stats.get("baseline_mode") or "")

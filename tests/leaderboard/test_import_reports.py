@@ -53,7 +53,12 @@ def test_the_site_runs_become_published_ranked_h200_runs_dated_and_versioned_as_
     call_command("dkb_import_reports", str(SITE_RUNS), stdout=open("/dev/null", "w"))
     runs = EvaluationRun.objects.select_related("hardware", "submission")
     assert runs.count() == 8  # cuda-core, triton-core three times, triton-q06-full, three planted sets
-    assert Submission.objects.count() == 6 and all(s.is_published for s in Submission.objects.all())
+    published = {s.language_model.name: s.is_published for s in Submission.objects.all()}
+    # The planted bugs' sets are the harness's test cases, not anyone's kernels: never published.
+    assert Submission.objects.count() == 6 and published == {
+        "DataKernelBench example": True,
+        "planted bug": False,
+    }
     h200 = Hardware.objects.get()
     assert (h200.slug, h200.name, h200.device, h200.scale_factor, h200.active) == (
         "cuda-nvidia-h200",
@@ -75,7 +80,18 @@ def test_the_site_runs_become_published_ranked_h200_runs_dated_and_versioned_as_
     home = anonymous.get("/").content.decode()
     assert "NVIDIA H200" in home and "0.6.0" in home
     page = anonymous.get(f"/submissions/{run.submission_id}/").content.decode()
-    assert "2026-12-03 19:01" in page  # when it was measured, not when imported
+    assert f"{run.started:%Y-%m-%d %H:%M}" == "2026-12-03 19:00" and "2026-12-03 19:00" in page  # as measured
+
+
+def test_no_set_is_dated_after_its_earliest_run_started(q6: Any, demo: User, cpu: Hardware) -> None:
+    """A set `make run` submitted today, and sets new to the site, dated by the reports' runs."""
+    call_command("dkb_submit", str(ROOT / "examples" / "triton-q06-full"), stdout=open("/dev/null", "w"))
+    call_command("dkb_import_reports", str(SITE_RUNS), stdout=open("/dev/null", "w"))
+    for submission in Submission.objects.all():
+        earliest = min(run.created for run in submission.runs.all())
+        assert submission.created <= earliest, submission
+    (submitted,) = Submission.objects.filter(runs__hardware=cpu)
+    assert submitted.created.date() == datetime.date(2026, 12, 3)  # its first H200 run, not today
 
 
 def test_importing_twice_adds_nothing(q6: Any, demo: User) -> None:

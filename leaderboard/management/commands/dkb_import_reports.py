@@ -7,10 +7,12 @@ report (`python -m evaluator run --out`) or a run as the site's API gives it (`G
 report under "report" and the time it finished). Each report becomes a ranked run of its hardware ("NVIDIA
 H200", registered inactive when new: no worker here evaluates on it) on the set whose manifest it records,
 read from examples/ or reference/ (the sets whose sources are in the repository): the demo user's set of
-that folder when `make run` submitted it, else a new one, published. Where the reports' results folder
-has a sources.json (each folder's `sources_sha256` when it ran), a set whose sources changed since is
-skipped: its published result would be another kernel's. Runs keep the report's harness version and are
-dated when they finished (an API run's "finished"; else the date in the path, e.g. 2026-12-02-h200-...).
+that folder when `make run` submitted it, else a new one, published, except the planted bugs' sets
+(examples/planted/: the harness's test cases, not anyone's kernels), which stay their owner's. Where the
+reports' results folder has a sources.json (each folder's `sources_sha256` when it ran), a set whose
+sources changed since is skipped: its published result would be another kernel's. Runs keep the
+report's harness version and are dated when they finished (an API run's "finished"; else the date in the
+path, e.g. 2026-12-02-h200-...); a set is dated no later than its earliest run started.
 Idempotent: a report already stored on that set and hardware is skipped.
 """
 
@@ -40,6 +42,7 @@ from leaderboard.management.commands.dkb_submit import folder_sha256
 from leaderboard.models import Hardware, Submission
 
 EXAMPLES = Path(settings.BASE_DIR) / "examples"
+PLANTED = EXAMPLES / "planted"  # sets with planted bugs: imported, never published
 SOURCES = (EXAMPLES, Path(settings.BASE_DIR) / "reference")
 # What a report's manifest must match of an examples/ folder's for the folder to be its set.
 MANIFEST_KEYS = ("model", "language", "scope", "notes")
@@ -84,13 +87,15 @@ class Command(BaseCommand):
                 report=report,
                 finished=finished,
             )
-            if run is not None and not submission.is_published:
-                services.submission_publish(submission=submission, user=submission.uploader)
             if run is None:
                 skipped += 1
                 self.stdout.write(f"{origin}: already imported")
                 continue
             imported += 1
+            if not submission.is_published and not folder.is_relative_to(PLANTED):
+                services.submission_publish(submission=submission, user=submission.uploader)
+            # Not uploaded after its run started (a set new here is dated by its first report's end).
+            Submission.objects.filter(pk=submission.pk, created__gt=run.created).update(created=run.created)
             where = folder.relative_to(settings.BASE_DIR)
             self.stdout.write(
                 f"{origin}: run {run.pk} of set #{run.submission_id} ({where}) on "

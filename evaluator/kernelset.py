@@ -93,6 +93,11 @@ def parse_manifest(raw: bytes | str) -> Manifest:
     unknown = sorted(set(data) - known)
     if unknown:
         raise SubmissionError("manifest_unknown_key", f"manifest.json has unknown keys: {', '.join(unknown)}")
+    missing = [key for key in ("model", "language", "scope") if key not in data]
+    if missing:  # all of them at once, not one upload per key
+        needs = {"model": "the LLM's name", "language": " or ".join(LANGUAGES), "scope": " or ".join(SCOPES)}
+        wanted = " and ".join(f"'{key}' ({needs[key]})" for key in missing)
+        raise SubmissionError(f"manifest_{missing[0]}", f"manifest.json needs {wanted}")
     model = data.get("model")
     if not isinstance(model, str) or not model.strip() or len(model) > 100:
         raise SubmissionError("manifest_model", "manifest.json needs 'model': the LLM's name (1-100 chars)")

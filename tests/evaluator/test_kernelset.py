@@ -66,6 +66,15 @@ def test_it_rejects_a_bad_manifest_with_a_stable_code(manifest, code: str) -> No
     assert code_of(files(manifest, q06="x = 1")) == code
 
 
+def test_a_manifest_missing_several_keys_is_told_all_of_them_at_once() -> None:
+    with pytest.raises(SubmissionError) as refused:
+        kernel_set_from_files(files({"model": "X"}, q06="x = 1"))
+    assert (refused.value.code, refused.value.message) == (
+        "manifest_language",
+        "manifest.json needs 'language' (triton or cuda) and 'scope' (full or core)",
+    )
+
+
 def test_it_rejects_a_manifest_that_is_not_json() -> None:
     assert code_of({"manifest.json": b"{model: x", "q06.py": b""}) == "manifest_invalid_json"
 

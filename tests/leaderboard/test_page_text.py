@@ -35,3 +35,18 @@ def test_a_set_whose_only_kernel_failed_to_build_is_not_called_correct(
         "This run checks whether the kernels run and answer correctly, not how fast they are: 0% of its"
         in page
     )
+
+
+def test_a_hardware_with_only_unranked_sets_says_why_nothing_is_ranked_instead_of_inviting_an_upload(
+    anonymous: Client, evaluated: Callable[..., Any], cpu: Any
+) -> None:
+    evaluated(model="CPU LLM")
+
+    home = text(anonymous, f"/?hardware={cpu.slug}")
+    ranking, unranked = home.split('<table class="unranked">')
+    assert "No evaluated submissions yet" not in home
+    said = "Nothing is ranked on Test CPU: timings on a CPU, through the Triton interpreter, show correctness"
+    assert said in ranking
+    assert '<a href="#not-ranked">Not ranked</a> below' in ranking and "CPU LLM" in unranked
+    everywhere = text(anonymous, "/")
+    assert "Nothing is ranked yet: no evaluated set's timings can be ranked" in everywhere

@@ -28,7 +28,7 @@ def test_the_ranking_lists_evaluated_submissions_best_first(anonymous, evaluated
 def test_cpu_runs_are_listed_as_correctness_only_below_the_ranking(anonymous, evaluated) -> None:
     evaluated(model="CPU LLM")
     page = anonymous.get("/")
-    assertContains(page, "No evaluated submissions yet")  # nothing ranked
+    assertContains(page, "Nothing is ranked yet")  # and it says why, not "upload one"
     unranked = page.content.decode().split('<table class="unranked">')[1]
     assert "CPU LLM" in unranked
     assert '<span class="badge warn">correctness only</span>' in unranked

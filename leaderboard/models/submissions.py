@@ -6,7 +6,7 @@ from typing import Any
 
 from django.conf import settings
 from django.db import models
-from django.db.models import Exists, OuterRef, Q
+from django.db.models import Exists, OuterRef, Prefetch, Q
 from django.urls import reverse
 from django.utils import timezone
 from django.utils.safestring import SafeString, mark_safe
@@ -41,8 +41,17 @@ class SubmissionQuerySet(models.QuerySet["Submission"]):
         return mine.filter(feedback) if kind == EvaluationRun.Kind.FEEDBACK else mine.exclude(feedback)
 
     def recent(self) -> SubmissionQuerySet:
-        """Newest first, with what a list row shows."""
-        return self.select_related("language_model", "uploader").order_by("-created", "-id")
+        """Newest first, with what a list row shows: its ranked runs newest first (`runs_newest`; a
+        feedback run is its uploader's alone, and lists are read by everyone)."""
+        from leaderboard.models.runs import EvaluationRun  # runs imports this module
+
+        runs = EvaluationRun.objects.filter(kind=EvaluationRun.Kind.RANKED).select_related("hardware")
+        runs = runs.order_by("-created", "-id")
+        return (
+            self.select_related("language_model", "uploader")
+            .prefetch_related(Prefetch("runs", queryset=runs, to_attr="runs_newest"))
+            .order_by("-created", "-id")
+        )
 
 
 class Submission(models.Model):

@@ -1,0 +1,42 @@
+"""The lists of sets (the upload page's "Your submissions", the home page's latest): each row says how its
+newest run stands, so that sets of the same name can be told apart."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+from django.db import connection
+from django.test import Client
+from django.test.utils import CaptureQueriesContext
+
+from leaderboard.templatetags.leaderboard import percent, speedup
+
+pytestmark = pytest.mark.django_db
+
+
+def test_your_submissions_say_how_each_sets_newest_run_stands(
+    submit: Callable[..., Any], evaluated: Callable[..., Any], uploader_client: Client
+) -> None:
+    waiting = submit(published=False)
+    done = evaluated(published=False, baseline_ms=3.0, kernel_ms=1.5)
+    page = uploader_client.get("/upload/").content.decode()
+    rows = {row.split('">', 1)[1].split(" ", 1)[0]: row for row in page.split('<li><a href="')[1:]}
+    assert 'badge queued">queued' in rows[f"#{waiting.pk}"]
+    finished = rows[f"#{done.submission_id}"]
+    assert 'badge succeeded">succeeded' in finished and "on Test CPU" in finished
+    assert f"{speedup(done.overall_speedup)} overall, {percent(done.pass_rate)} passed" in finished
+
+
+def test_the_list_costs_the_same_queries_for_one_set_or_ten(
+    submit: Callable[..., Any], uploader_client: Client
+) -> None:
+    submit(published=False)
+    with CaptureQueriesContext(connection) as one:
+        uploader_client.get("/upload/")
+    for _ in range(9):
+        submit(published=False)
+    with CaptureQueriesContext(connection) as ten:
+        uploader_client.get("/upload/")
+    assert len(ten) == len(one)

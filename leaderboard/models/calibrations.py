@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from django.db import models
 from django.db.models import Q
 from django.utils import timezone
@@ -47,6 +49,9 @@ class BaselineCalibration(models.Model):
     measured_at = models.DateTimeField(default=timezone.now)
 
     objects = BaselineCalibrationQuerySet.as_manager()
+
+    # Not a column: the run whose report recorded an unsaved row (`QueryResult.reported_calibration_row`).
+    reported_by: Any = None
 
     class Meta:
         ordering = ["hardware", "query__number"]

@@ -62,6 +62,18 @@ class Query(models.Model):
     def label(self) -> str:
         return f"Q{self.number}"
 
+    def baseline_calibrations(self) -> list[Any]:
+        """Each hardware's calibration of this query: the site's current one (`manage.py dkb_baselines`),
+        else the one its newest published result's report records (imported reports, another harness
+        version), so that the query page says what the run pages say."""
+        from leaderboard.models.calibrations import BaselineCalibration
+        from leaderboard.models.runs import QueryResult
+
+        current = BaselineCalibration.objects.current(query=self)
+        covered = {(row.hardware_id, row.scale_factor) for row in current}
+        reported = QueryResult.objects.reported_calibrations(query=self)
+        return current + [row for row in reported if (row.hardware_id, row.scale_factor) not in covered]
+
 
 class HardwareQuerySet(models.QuerySet["Hardware"]):
     def active(self) -> HardwareQuerySet:

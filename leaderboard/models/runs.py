@@ -16,6 +16,7 @@ from django.utils import timezone
 
 from evaluator.report import UNCALIBRATED
 from evaluator.report import Status as ReportStatus
+from leaderboard.models.calibrations import BaselineCalibration
 from leaderboard.models.catalogue import Hardware, Query
 from leaderboard.models.submissions import Submission
 
@@ -425,6 +426,34 @@ class QueryResultQuerySet(models.QuerySet["QueryResult"]):
                 floors.setdefault(hardware_id, (name, scale_factor, float(floor_ms)))
         return list(floors.values())
 
+    def reported_calibrations(self, *, query: Query) -> list[BaselineCalibration]:
+        """Per hardware and scale factor, the calibration the newest published result of the query records
+        in its report (what its baseline was timed by), as unsaved rows with `reported_by`, that result's
+        run. Candidates are ordered by columns alone; each hardware's newest are read a few at a time."""
+        listed = EvaluationRun.objects.listed().order_by().values("id")
+        candidates = (
+            self.filter(query=query, run__in=listed)
+            .order_by("run__hardware__name", "run__hardware_id", "-run__finished", "-id")
+            .values_list("id", "run__hardware_id", "run__hardware__scale_factor")
+        )
+        per_setup: dict[tuple[int, float], list[int]] = {}
+        for pk, hardware_id, scale_factor in candidates:
+            per_setup.setdefault((hardware_id, scale_factor), []).append(pk)
+        reported = []
+        for (_, scale_factor), ids in per_setup.items():
+            for start in range(0, len(ids), REPORTED_BATCH):
+                chunk = ids[start : start + REPORTED_BATCH]
+                found = {r.pk: r for r in self.filter(id__in=chunk).select_related("run__hardware", "query")}
+                result = next((found[pk] for pk in chunk if found[pk].reported_calibration), None)
+                if result is not None:
+                    reported.append(result.reported_calibration_row(scale_factor=scale_factor))
+                    break
+        return reported
+
+
+# How many of a hardware's newest results `reported_calibrations` reads at a time (nearly always the first).
+REPORTED_BATCH = 8
+
 
 class QueryResult(models.Model):
     """The outcome of one query's kernel in one run, copied out of the report for tables and rankings."""
@@ -486,6 +515,33 @@ class QueryResult(models.Model):
     def baseline_calibrated(self) -> bool:
         """Whether the hardware's calibration chose this query's baseline mode (schema 3's `recorded`)."""
         return bool(self.stats.get("baseline_calibration"))
+
+    @property
+    def reported_calibration(self) -> dict[str, Any]:
+        """The hardware's calibration of this query as the report records it (mode, eager and compiled
+        medians), or {} when the baseline was not timed in a calibrated mode."""
+        record = self.stats.get("baseline_calibration")
+        valid = isinstance(record, dict) and record.get("mode") and record.get("eager_ms") is not None
+        return record if valid else {}
+
+    def reported_calibration_row(self, *, scale_factor: float) -> BaselineCalibration:
+        """`reported_calibration` as an unsaved calibration row, its `reported_by` this result's run."""
+        record = self.reported_calibration
+        row = BaselineCalibration(
+            hardware=self.run.hardware,
+            query=self.query,
+            scale_factor=scale_factor,
+            harness_version=self.run.harness_version,
+            mode=record["mode"],
+            eager_ms=record["eager_ms"],
+            compiled_ms=record.get("compiled_ms"),
+            eager_stderr_pct=record.get("eager_stderr_pct"),
+            compiled_stderr_pct=record.get("compiled_stderr_pct"),
+            rounds=record.get("rounds") or 0,
+            compile_s=record.get("compile_s") or 0.0,
+        )
+        row.reported_by = self.run
+        return row
 
     @property
     def flagged(self) -> str:

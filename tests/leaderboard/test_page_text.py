@@ -50,3 +50,40 @@ def test_a_hardware_with_only_unranked_sets_says_why_nothing_is_ranked_instead_o
     assert '<a href="#not-ranked">Not ranked</a> below' in ranking and "CPU LLM" in unranked
     everywhere = text(anonymous, "/")
     assert "Nothing is ranked yet: no evaluated set's timings can be ranked" in everywhere
+
+
+def test_a_query_page_shows_the_calibration_its_published_runs_were_timed_by_and_no_admin_command(
+    anonymous: Client, submit: Callable[..., Any], timed_report: Callable[..., Any], gpu: Any, q6: Any
+) -> None:
+    from leaderboard import services
+    from leaderboard.models import BaselineCalibration
+
+    run = submit(model="GPU LLM").runs.get(hardware=gpu)
+    services.evaluation_record(run=run, report=timed_report(baseline_ms=2.0, kernel_ms=1.0))
+    assert not BaselineCalibration.objects.exists()  # as on a site that imported its reports
+
+    page = text(anonymous, "/queries/6/")
+    fastest, baseline = page.split("<h3>Baseline</h3>")
+    assert '<td class="small">2.000 ms compiled</td>' in fastest
+    assert "dkb_baselines" not in page and "No hardware has a recorded baseline calibration" not in page
+    row = baseline.split('<table class="results calibrations">')[1].split("</table>")[0]
+    assert "NVIDIA H200" in row and "<strong>compiled</strong>" in row
+    assert '<td class="num">4.000' in row and '<td class="num">2.000' in row  # eager, compiled
+    assert f'as <a href="/submissions/{run.submission_id}/?run={run.pk}#run">run {run.pk}</a>' in row
+
+    # The site's own calibration of the hardware (`manage.py dkb_baselines`), where it has one, is shown.
+    from evaluator import HARNESS_VERSION
+
+    BaselineCalibration.objects.create(
+        hardware=gpu,
+        query=q6,
+        scale_factor=10,
+        harness_version=HARNESS_VERSION,
+        torch_version="2.9.1",
+        mode="eager",
+        eager_ms=1.5,
+        compiled_ms=1.6,
+    )
+    baseline = text(anonymous, "/queries/6/").split("<h3>Baseline</h3>")[1]
+    assert "<strong>eager</strong>" in baseline and "torch 2.9.1" in baseline
+    assert "report records it" not in baseline

@@ -175,16 +175,25 @@ def ranking_chart(request: HttpRequest) -> HttpResponse:
 def _kernel_sections(
     submission: Submission, run: EvaluationRun | None, results: dict[int, QueryResult]
 ) -> SafeString:
-    """A set's kernels, each beside its query's TorchPlan with the run's result, rendered (~1 MB for 22) and
-    cached under the results generation per set and run: the same for everyone who may see that run."""
+    """A set's kernels listed with their size and the run's result, each linking its own page (its source
+    beside the TorchPlan): inline here only for a set of one, as 22 highlighted pairs made a 2 MB page.
+    Cached under the results generation per set and run: the same for everyone who may see that run."""
     key = f"submission-kernels:{services.cache_generation()}:{submission.pk}:{run.pk if run else 0}"
     html = cache.get(key)
     if html is None:
-        kernels = submission.kernels.select_related("query")
+        kernels = submission.kernels.select_related("query").defer("source_html")
         ctx = {
             "submission": submission,
             "run": run,
-            "kernels": [(kernel, results.get(kernel.query_id)) for kernel in kernels],
+            "kernels": [
+                (
+                    kernel,
+                    results.get(kernel.query_id),
+                    len(kernel.source.splitlines()),
+                    len(kernel.source.encode()),
+                )
+                for kernel in kernels
+            ],
         }
         html = render_to_string("leaderboard/submission_kernels.html", ctx)
         cache.set(key, html, RANKING_CACHE_S)

@@ -507,6 +507,20 @@ class QueryResult(models.Model):
         return self.status != self.Status.MISSING
 
     @property
+    def shown_reason(self) -> str:
+        """The report's reason as a run's table shows it. A query without a kernel is said to be "not timed"
+        by the harness, yet carries a baseline time where the hardware's calibration measured one: the
+        table says which was timed."""
+        if self.status != self.Status.MISSING:
+            return self.reason
+        said = "no kernel in the set: the baseline stands in and scores 1.0"
+        if self.baseline_ms is None:
+            return f"{said}; nothing was timed"
+        if self.baseline_calibrated:
+            return f"{said}; its time is what this hardware's calibration measured, no kernel was timed"
+        return f"{said}; no kernel was timed"
+
+    @property
     def baseline_mode(self) -> str:
         """The TorchPlan mode this query's baseline was timed in ("eager", "compiled"; "" if not said)."""
         return str(self.stats.get("baseline_mode") or "")

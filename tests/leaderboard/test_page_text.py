@@ -87,3 +87,42 @@ def test_a_query_page_shows_the_calibration_its_published_runs_were_timed_by_and
     baseline = text(anonymous, "/queries/6/").split("<h3>Baseline</h3>")[1]
     assert "<strong>eager</strong>" in baseline and "torch 2.9.1" in baseline
     assert "report records it" not in baseline
+
+
+def test_a_failed_kernels_page_says_it_was_not_profiled_because_it_failed_not_for_want_of_a_gpu(
+    anonymous: Client, submit: Callable[..., Any], make_report: Callable[..., Any], gpu: Any
+) -> None:
+    from leaderboard import services
+
+    run = submit(model="Wrong LLM").runs.get(hardware=gpu)
+    report = make_report(status="wrong_answer", kernel_ms=None, reason="row 3 differs", device="cuda")
+    run = services.evaluation_record(run=run, report=report)
+
+    page = text(anonymous, f"/submissions/{run.submission_id}/kernels/6/?run={run.pk}")
+    assert "e.g. on a CPU" not in page and "a CPU has no device activity" not in page
+    assert "not measured, since the kernel failed (wrong answer) before a call of it was profiled." in page
+
+
+def test_a_run_page_says_a_query_without_a_kernel_had_only_its_baseline_timed(
+    anonymous: Client, evaluated: Callable[..., Any]
+) -> None:
+    from leaderboard.models import QueryResult
+
+    run = evaluated(model="Sparse LLM")
+    # As a calibrated hardware reports a query the set has no kernel for: the calibration's baseline time.
+    record = {"query": 6, "mode": "eager", "eager_ms": 2.0}
+    QueryResult.objects.filter(run=run).update(
+        status="missing",
+        reason="no kernel in the set: scores 1.0, not timed",
+        kernel_ms=None,
+        speedup=None,
+        stats={"baseline_mode": "eager", "baseline_calibration": record},
+    )
+
+    page = text(anonymous, run.get_absolute_url())
+    row = page.split('<table class="results">')[1].split("</table>")[0]
+    assert "not timed" not in row and "2.000" in row
+    assert (
+        "no kernel in the set: the baseline stands in and scores 1.0; its time is what this hardware's "
+        "calibration measured, no kernel was timed"
+    ) in row.replace("&#x27;", "'")

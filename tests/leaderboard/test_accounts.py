@@ -99,3 +99,33 @@ def test_a_reset_for_an_unknown_address_says_the_same_and_sends_nothing(anonymou
     response = anonymous.post("/accounts/password-reset/", {"email": "nobody@example.org"}, follow=True)
     assertContains(response, "If an account has that address")
     assert mail.outbox == []
+
+
+def _token(page: Any) -> str:
+    found = re.search(r'name="csrfmiddlewaretoken" value="([^"]+)"', page.content.decode())
+    assert found is not None
+    return found[1]
+
+
+def _log_in(client: Client, user: User, password: str) -> None:
+    token = _token(client.get("/accounts/login/"))
+    form = {"username": user.username, "password": password, "csrfmiddlewaretoken": token}
+    assert client.post("/accounts/login/", form).status_code == 302
+
+
+def test_a_form_sent_after_logging_out_and_in_elsewhere_says_it_expired_in_the_sites_page(
+    uploader: User, password: str
+) -> None:
+    client = Client(enforce_csrf_checks=True)
+    _log_in(client, uploader, password)
+    stale = _token(client.get("/upload/"))
+    # Another tab logs out and in again: logging in rotates the CSRF secret the first tab's form was given.
+    client.post("/accounts/logout/", {"csrfmiddlewaretoken": _token(client.get("/upload/"))})
+    _log_in(client, uploader, password)
+    page = client.post("/upload/", {"csrfmiddlewaretoken": stale})
+    assert page.status_code == 403
+    assertContains(page, "This form has expired", status_code=403)
+    assertContains(page, "reload the page and submit the form again", status_code=403)
+    assertContains(page, "<title>Form expired · DataKernelBench</title>", status_code=403)
+    assertContains(page, f"Log out {uploader.username}", status_code=403)  # the site's navigation
+    assert "DEBUG=True" not in page.content.decode()

@@ -8,6 +8,11 @@ from typing import Any
 GiB = 1 << 30
 
 
+def _gib(size_bytes: float) -> str:
+    """A memory size in GiB, the one unit of the page's sizes, to at most one decimal."""
+    return f"{round(size_bytes / GiB, 1):g} GiB"
+
+
 def _clocks(gpu: dict[str, Any]) -> str:
     parts = []
     if gpu.get("sm_clock_mhz") not in (None, ""):
@@ -22,13 +27,13 @@ def _clocks(gpu: dict[str, Any]) -> str:
 def _limits(limits: dict[str, Any]) -> str:
     parts = []
     if limits.get("memory_bytes"):
-        parts.append(f"memory {limits['memory_bytes'] / GiB:g} GiB")
+        parts.append(f"memory {_gib(limits['memory_bytes'])}")
     if limits.get("processes"):
         parts.append(f"{limits['processes']} processes")
     if limits.get("open_files"):
         parts.append(f"{limits['open_files']} open files")
     if limits.get("scratch_bytes"):
-        parts.append(f"scratch {limits['scratch_bytes'] / GiB:g} GiB")
+        parts.append(f"scratch {_gib(limits['scratch_bytes'])}")
     if limits.get("cpu_s"):
         parts.append(f"CPU {limits['cpu_s']} s")
     if "cgroup" in limits:
@@ -48,7 +53,8 @@ def run_environment(report: dict[str, Any] | None) -> list[tuple[str, str]]:
         ("Driver", start.get("driver") or end.get("driver")),
         ("CUDA", hw.get("cuda")),
         ("SMs", hw.get("sm_count")),
-        ("Device memory", f"{hw['memory_gb']:g} GB" if hw.get("memory_gb") else ""),
+        # The report's GB are decimal (the runner's bytes / 1e9), the sandbox limits' binary: one unit here.
+        ("Device memory", _gib(hw["memory_gb"] * 1e9) if hw.get("memory_gb") else ""),
         ("Clocks at start", _clocks(start)),
         ("Clocks at end", _clocks(end)),
         (

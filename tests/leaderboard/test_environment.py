@@ -49,6 +49,14 @@ def test_the_sandbox_limits_as_the_launcher_describes_them() -> None:
     )
 
 
+def test_memory_sizes_read_in_one_unit_with_at_most_one_decimal() -> None:
+    h200 = dict(run_environment(json.loads(H200_REPORT.read_text())))
+    assert h200["Device memory"] == "139.8 GiB"  # the report's 150.1 decimal GB
+    limits = {"memory_bytes": int(62.9244 * GiB), "scratch_bytes": 4 * GiB}
+    rows = dict(run_environment({"sandbox": {"backend": "bubblewrap", "limits": limits}}))
+    assert rows["Sandbox limits"] == "memory 62.9 GiB, scratch 4 GiB"
+
+
 def test_nothing_the_report_does_not_say_is_shown() -> None:
     assert run_environment(None) == []
     assert dict(run_environment({"harness_version": "0.6.0"})) == {"Harness": "0.6.0"}

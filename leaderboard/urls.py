@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+from django.conf import settings
 from django.contrib import admin
 from django.contrib.auth import views as auth_views
 from django.urls import include, path
@@ -30,7 +31,10 @@ urlpatterns = [
     path(
         "accounts/login/",
         auth_views.LoginView.as_view(
-            template_name="leaderboard/login.html", redirect_authenticated_user=True
+            template_name="leaderboard/login.html",
+            redirect_authenticated_user=True,
+            # LoginView's own site_name is the request's host ("127.0.0.1:8765") without django.contrib.sites.
+            extra_context={"site_name": settings.SITE_NAME},
         ),
         name="login",
     ),

@@ -129,3 +129,10 @@ def test_a_form_sent_after_logging_out_and_in_elsewhere_says_it_expired_in_the_s
     assertContains(page, "<title>Form expired · DataKernelBench</title>", status_code=403)
     assertContains(page, f"Log out {uploader.username}", status_code=403)  # the site's navigation
     assert "DEBUG=True" not in page.content.decode()
+
+
+def test_the_login_page_is_titled_with_the_sites_name_not_its_address(
+    anonymous: Client, settings: Any
+) -> None:
+    page = anonymous.get("/accounts/login/", HTTP_HOST="127.0.0.1:8765")
+    assertContains(page, f"<title>Log in · {settings.SITE_NAME}</title>")

@@ -364,6 +364,17 @@ class EvaluationRun(models.Model):
         return str(self._report_value("report_timing_reason", "timing", "reason"))
 
     @property
+    def timing_detail(self) -> str:
+        """`timing_reason` as said beside `timing_label`: without the label it begins with, where it does
+        ("correctness only: timed on a CPU" beside "correctness only" is "timed on a CPU"; "unstable timing:
+        Q06" is "unsure medians in Q06")."""
+        label, reason = self.timing_label, self.timing_reason
+        detail = reason.removeprefix(f"{label}: ")
+        if label == "unstable timing" and detail != reason:
+            return f"unsure medians in {detail}"
+        return detail
+
+    @property
     def progress_text(self) -> str:
         """Where a running evaluation is, e.g. "query 3 of 5: Q06 started"; "" before the first event."""
         p = self.progress

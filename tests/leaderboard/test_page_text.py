@@ -126,3 +126,22 @@ def test_a_run_page_says_a_query_without_a_kernel_had_only_its_baseline_timed(
         "no kernel in the set: the baseline stands in and scores 1.0; its time is what this hardware's "
         "calibration measured, no kernel was timed"
     ) in row.replace("&#x27;", "'")
+
+
+def test_why_a_run_is_not_ranked_is_said_once_beside_its_label(
+    anonymous: Client, evaluated: Callable[..., Any]
+) -> None:
+    run = evaluated(model="CPU LLM")
+    assert run.timing_reason == "correctness only: timed on a CPU"
+
+    unranked = text(anonymous, "/").split('<table class="unranked">')[1]
+    assert 'correctness only</span> <span class="muted small">timed on a CPU</span>' in unranked
+    assert unranked.count("correctness only") == 1
+    page = text(anonymous, run.get_absolute_url())
+    assert "correctness only</span> Not ranked: timed on a CPU." in page
+    kernel = text(anonymous, f"/submissions/{run.submission_id}/kernels/6/?run={run.pk}")
+    assert "correctness only</span> This run's timing is not ranked: timed on a CPU." in kernel
+    run.report["timing"]["reason"] = "unstable timing: Q06"  # the harness's words for an unsure median
+    run.timing_ranked = False
+    run.hardware.device = "cuda"
+    assert (run.timing_label, run.timing_detail) == ("unstable timing", "unsure medians in Q06")

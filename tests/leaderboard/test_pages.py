@@ -32,7 +32,7 @@ def test_cpu_runs_are_listed_as_correctness_only_below_the_ranking(anonymous, ev
     unranked = page.content.decode().split('<table class="unranked">')[1]
     assert "CPU LLM" in unranked
     assert '<span class="badge warn">correctness only</span>' in unranked
-    assert "correctness only: timed on a CPU" in unranked
+    assert '<span class="muted small">timed on a CPU</span>' in unranked  # beside the label, not repeating it
     assert '<span class="badge cpu">CPU</span>' in unranked
 
 
@@ -69,10 +69,10 @@ def test_an_unstable_run_is_not_ranked_and_its_page_shows_each_unsure_interval(
     services.evaluation_record(run=run, report=report)
     home = anonymous.get("/").content.decode()
     assert "Noisy LLM" not in home.split('<table class="unranked">')[0]  # not in the ranking
-    assert "unstable timing: Q06" in home.split('<table class="unranked">')[1]
+    assert "unsure medians in Q06" in home.split('<table class="unranked">')[1]
     page = anonymous.get(f"/submissions/{run.submission_id}/")
     assertContains(page, "unstable timing</span>", count=2)  # the runs table and the notice
-    assertContains(page, "Not ranked: unstable timing: Q06.")
+    assertContains(page, "Not ranked: unsure medians in Q06.")
     assertContains(page, "the kernel&#x27;s median has a 3.5% standard error, over 2%")
     assertContains(page, "baseline 2.000 ms ± 0.5%")
     assertContains(page, "kernel 1.250 ms ± 3.5%")
@@ -222,7 +222,7 @@ def test_a_submission_page_shows_per_query_results_and_highlighted_sources(anony
     assertContains(page, "_query_core")  # the TorchPlan's source beside the kernel
     assertContains(page, "CPU timings through the Triton interpreter")
     assertContains(page, '<span class="badge warn">correctness only</span>')
-    assertContains(page, "Not ranked: correctness only: timed on a CPU.")
+    assertContains(page, "Not ranked: timed on a CPU.")
 
 
 def test_a_running_run_shows_which_query_it_is_on_and_the_page_refreshes(anonymous, submit) -> None:

@@ -25,7 +25,7 @@ from evaluator.harness import baselines
 from leaderboard import charts, ranking, services, throttles
 from leaderboard.environment import run_environment
 from leaderboard.forms import UploadForm
-from leaderboard.models import BaselineCalibration, EvaluationRun, Hardware, Query, QueryResult, Submission
+from leaderboard.models import EvaluationRun, Hardware, Query, QueryResult, Submission
 
 RANKING_CACHE_S = ranking.CACHE_S
 NEW_TOKEN_SESSION_KEY = "dkb:new-api-token"
@@ -218,8 +218,11 @@ def submission_detail(request: HttpRequest, submission_id: int) -> HttpResponse:
         if run is None:
             raise Http404("no such run for this submission")
     else:
-        # The newest run that has results; otherwise the newest one, to show its status.
-        run = next((r for r in runs if r.status == EvaluationRun.Status.SUCCEEDED), runs[0] if runs else None)
+        # The newest ranked run (where the set stands), else the newest that has results (a CPU's check),
+        # else the newest one, to show its status.
+        done = [r for r in runs if r.status == EvaluationRun.Status.SUCCEEDED]
+        newest = done[0] if done else runs[0] if runs else None
+        run = next((r for r in done if not r.timing_label), newest)
     for queued in (r for r in runs if r.status == EvaluationRun.Status.QUEUED):
         queued.queued_ahead = EvaluationRun.objects.ahead_of(queued)
     results = {result.query_id: result for result in run.results.all()} if run else {}
@@ -318,7 +321,7 @@ def query_detail(request: HttpRequest, number: int) -> HttpResponse:
         "query": query,
         "kernels": mark_safe(kernels["html"]),  # noqa: S308 (rendered, autoescaped, by query_kernels.html)
         "charted": kernels["charted"],
-        "calibrations": BaselineCalibration.objects.current(query=query),
+        "calibrations": query.baseline_calibrations(),
         "floors": kernels["floors"],
         "baseline_rule": baselines.RULE,
     }

@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import datetime
 import io
 import json
 
@@ -9,7 +10,7 @@ from django.test import Client
 from pytest_django.asserts import assertContains, assertNotContains, assertRedirects
 
 from leaderboard import services
-from leaderboard.models import Submission
+from leaderboard.models import EvaluationRun, Submission
 
 pytestmark = pytest.mark.django_db
 
@@ -260,6 +261,20 @@ def test_a_submission_page_can_show_an_older_run(anonymous, evaluated, make_repo
     assert page.context["run"] == first
     assertContains(page, f"rerun of {first.pk}")
     assert anonymous.get(f"/submissions/{first.submission_id}/").context["run"] == rerun
+
+
+def test_a_submission_page_opens_on_its_ranked_run_rather_than_a_newer_correctness_only_one(
+    anonymous, submit, gpu, make_report, timed_report
+) -> None:
+    submission = submit()
+    on_gpu = services.evaluation_enqueue(submission=submission, hardware=gpu, enqueue=False)
+    ranked = services.evaluation_record(run=on_gpu, report=timed_report())
+    EvaluationRun.objects.filter(pk=ranked.pk).update(created=ranked.created - datetime.timedelta(days=1))
+    on_cpu = submission.runs.get(hardware__device="cpu")
+    checked = services.evaluation_record(run=on_cpu, report=make_report())
+    assert checked.timing_label == "correctness only"
+    assert anonymous.get(f"/submissions/{submission.pk}/").context["run"] == ranked
+    assert anonymous.get(f"/submissions/{submission.pk}/?run={checked.pk}").context["run"] == checked
 
 
 def test_a_run_of_another_submission_is_a_404(anonymous, evaluated) -> None:

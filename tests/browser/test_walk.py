@@ -216,3 +216,25 @@ def test_every_page_fits_a_phone_without_sideways_scrolling(
             page.screenshot(path=str(SCREENSHOTS / f"phone-{name}.png"), full_page=True)
     finally:
         context.close()
+
+
+def _past_the_right_edge(page: Any, selector: str) -> list[str]:
+    """The texts of `selector`'s cells that lie past the viewport's right edge (behind a sideways scroll)."""
+    return page.evaluate(
+        """(selector) => [...document.querySelectorAll(selector)]
+            .filter(e => e.getBoundingClientRect().right > document.documentElement.clientWidth + 1)
+            .map(e => e.textContent.trim())""",
+        selector,
+    )
+
+
+def test_on_a_phone_the_speedups_show_without_scrolling_the_tables_sideways(
+    browser: Any, live_server: Any, world: World
+) -> None:
+    page = browser.new_context(viewport=PHONE, is_mobile=True).new_page()
+    page.goto(f"{live_server.url}/")
+    assert page.locator("table.ranking td.strong").count() == 2  # Walk and Rival, each's overall speedup
+    assert _past_the_right_edge(page, "table.ranking td.strong") == []
+    page.goto(f"{live_server.url}/submissions/{world.walk.submission_id}/")
+    assert page.locator("table.results td.strong").count() == 2  # Q6's speedup, Q14's dash
+    assert _past_the_right_edge(page, "table.results td.strong") == []

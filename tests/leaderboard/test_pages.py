@@ -123,7 +123,7 @@ def test_the_ranking_shows_the_mean_roofline_and_the_kernels_flagged_for_review(
     run = services.evaluation_record(run=submit(model="Flagged LLM").runs.get(), report=report)
     row = anonymous.get("/").content.decode().split('<table class="ranking">')[1].split("</tr>")[1]
     assert "Flagged LLM" in row
-    assert '<td class="num">42%</td>' in row  # make_report's roofline fraction, the only passing kernel
+    assert '<td class="num wide-only">42%</td>' in row  # make_report's roofline, the one passing kernel
     assert '<span class="badge warn">1</span>' in row
     page = anonymous.get(f"/submissions/{run.submission_id}/")
     assertContains(

@@ -45,6 +45,8 @@ class UploadForm(forms.Form):
 
     def clean(self) -> dict[str, Any]:
         data = super().clean() or {}
+        if self.errors:  # a file the field refused (an empty one) is said there, not taken as none sent
+            return data
         try:
             self.upload = kernel_set_read(
                 archive=data.get("archive"), manifest=data.get("manifest"), files=data.get("kernels") or []

@@ -427,6 +427,14 @@ def test_uploading_an_archive_through_the_form_stores_the_set(uploader_client, q
     assert Submission.objects.count() == 1
 
 
+def test_an_empty_archive_in_the_form_is_called_empty_and_nothing_else(uploader_client, q6, cpu) -> None:
+    page = uploader_client.post("/upload/", {"archive": SimpleUploadedFile("set.zip", b"")})
+    assertContains(page, "The submitted file is empty.", status_code=400)
+    assertContains(page, 'id="id_archive_error"', status_code=400)  # the field's aria-describedby
+    assertNotContains(page, "send an archive", status_code=400)  # one was sent
+    assert Submission.objects.count() == 0
+
+
 def test_a_bad_manifest_in_the_form_shows_the_same_error_as_the_api(
     uploader_client, q6, cpu, example_dir
 ) -> None:

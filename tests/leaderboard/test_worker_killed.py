@@ -66,16 +66,16 @@ def parent_of(pid: int) -> int:
 
 
 def sandboxes_of(worker: int, slug: str = "") -> list[int]:
-    """Pids of the bubblewrap processes the worker started (for one query's runner, its scratch folder
-    `dkb-<slug>-...`, when a slug is given). By ancestry, not by run id: other sessions on this machine
-    evaluate runs of the same ids on test databases of their own."""
+    """Pids of the bubblewrap processes the worker started (for one query's runner, when a slug is given:
+    the compile job id `dkb-<slug>` its command sets). By ancestry, not by run id: other sessions on this
+    machine evaluate runs of the same ids on test databases of their own."""
     pids = []
     for proc in Path("/proc").iterdir():
         try:
             command = (proc / "cmdline").read_bytes()
         except OSError:
             continue
-        runner = not slug or f"/dkb-{slug}-".encode() in command
+        runner = not slug or f"\0dkb-{slug}\0".encode() in command
         if command.split(b"\0")[0].endswith(b"bwrap") and runner:
             ancestor = int(proc.name)
             while ancestor > 1 and ancestor != worker:

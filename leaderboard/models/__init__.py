@@ -8,7 +8,8 @@ from __future__ import annotations
 
 from leaderboard.models.calibrations import BaselineCalibration, BaselineCalibrationQuerySet
 from leaderboard.models.catalogue import Hardware, HardwareQuerySet, LanguageModel, Query, QueryQuerySet
-from leaderboard.models.runs import EvaluationRun, EvaluationRunQuerySet, QueryResult, report_timing_ranked
+from leaderboard.models.results import QueryResult
+from leaderboard.models.runs import EvaluationRun, EvaluationRunQuerySet, report_timing_ranked
 from leaderboard.models.submissions import Kernel, Submission, SubmissionQuerySet
 
 __all__ = [

@@ -67,7 +67,7 @@ class Query(models.Model):
         else the one its newest published result's report records (imported reports, another harness
         version), so that the query page says what the run pages say."""
         from leaderboard.models.calibrations import BaselineCalibration
-        from leaderboard.models.runs import QueryResult
+        from leaderboard.models.results import QueryResult
 
         current = BaselineCalibration.objects.current(query=self)
         covered = {(row.hardware_id, row.scale_factor) for row in current}

@@ -180,8 +180,9 @@ class Report:
         return asdict(self)
 
 
-def unstable_reason(result: QueryResult) -> str | None:
-    """Why a query's timing is too unsure to rank, or None."""
+def disturbed_reason(result: QueryResult) -> str | None:
+    """Why a query's baseline cannot be trusted, or None: it ran over `CALIBRATION_SLOWER` times the
+    median the hardware's calibration measured on an idle machine (harness 0.6.9)."""
     record, mode = result.stats.get("baseline_calibration"), result.stats.get("baseline_mode")
     calibrated = record.get(f"{mode}_ms") if isinstance(record, dict) else None
     if calibrated and result.baseline_ms and result.baseline_ms > CALIBRATION_SLOWER * calibrated:
@@ -189,6 +190,26 @@ def unstable_reason(result: QueryResult) -> str | None:
             f"the baseline ran {result.baseline_ms / calibrated:.2f}x its calibration's median "
             f"({result.baseline_ms:.3f} ms against {calibrated:.3f} ms): the machine was disturbed"
         )
+    return None
+
+
+def disturbed_timing(report: dict[str, Any]) -> str:
+    """`disturbed_reason` over a stored report's passed queries, as a timing reason ("unstable timing:
+    Q16: the baseline ran 1.98x ..."), or "" where none ran that slow. Reports of harnesses before 0.6.9
+    were ranked without this rule; a leaderboard that ranks them by it reads them with this."""
+    found = []
+    for row in report.get("queries") or []:
+        result = QueryResult.from_dict(row)
+        why = disturbed_reason(result) if result.passed else None
+        if why:
+            found.append(f"Q{result.query:02d}: {why}")
+    return f"unstable timing: {'; '.join(found)}" if found else ""
+
+
+def unstable_reason(result: QueryResult) -> str | None:
+    """Why a query's timing is too unsure to rank, or None."""
+    if why := disturbed_reason(result):
+        return why
     for name in ("baseline", "kernel"):
         stats = result.stats.get(name)
         if not isinstance(stats, dict):

@@ -36,6 +36,7 @@ from leaderboard.models import (
     Query,
     QueryResult,
     Submission,
+    report_timing_override,
     report_timing_ranked,
 )
 
@@ -286,6 +287,7 @@ def evaluation_record(
     for field in ("overall_speedup", "geomean_speedup", "pass_rate", "fast_1", "fast_2"):
         setattr(run, field, getattr(parsed, field))
     run.timing_ranked = report_timing_ranked(report, hardware=run.hardware)
+    run.timing_override = report_timing_override(report, hardware=run.hardware)
     run.status = EvaluationRun.Status.SUCCEEDED
     run.finished = timezone.now()
     run.error = ""

@@ -9,7 +9,12 @@ from __future__ import annotations
 from leaderboard.models.calibrations import BaselineCalibration, BaselineCalibrationQuerySet
 from leaderboard.models.catalogue import Hardware, HardwareQuerySet, LanguageModel, Query, QueryQuerySet
 from leaderboard.models.results import QueryResult
-from leaderboard.models.runs import EvaluationRun, EvaluationRunQuerySet, report_timing_ranked
+from leaderboard.models.runs import (
+    EvaluationRun,
+    EvaluationRunQuerySet,
+    report_timing_override,
+    report_timing_ranked,
+)
 from leaderboard.models.submissions import Kernel, Submission, SubmissionQuerySet
 
 __all__ = [
@@ -26,5 +31,6 @@ __all__ = [
     "QueryResult",
     "Submission",
     "SubmissionQuerySet",
+    "report_timing_override",
     "report_timing_ranked",
 ]

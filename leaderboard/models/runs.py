@@ -15,7 +15,7 @@ from django.db.models.functions import Coalesce
 from django.urls import reverse
 from django.utils import timezone
 
-from evaluator.report import UNCALIBRATED
+from evaluator.report import UNCALIBRATED, disturbed_timing
 from leaderboard.models.catalogue import Hardware
 from leaderboard.models.submissions import Submission
 
@@ -163,12 +163,24 @@ def _scored_runs(**filters: Any) -> models.QuerySet[EvaluationRun]:
 
 
 def report_timing_ranked(report: dict[str, Any], *, hardware: Hardware) -> bool:
-    """Whether a report's speed scores may be ranked: what its "timing" says.
+    """Whether a report's speed scores may be ranked: what its "timing" says, unless a later rule of the
+    protocol does not rank them (`report_timing_override`).
 
     Reports before schema 3 carry no "timing"; they count as ranked where the hardware is not a CPU
     (a CPU's timings never were: Triton's interpreter), since they cannot be checked for stability now.
     Migration 0005 applied the same rule to the runs stored then.
     """
+    return _ranked_as_written(report, hardware) and not disturbed_timing(report)
+
+
+def report_timing_override(report: dict[str, Any], *, hardware: Hardware) -> str:
+    """Why a report whose "timing" ranks it is not ranked here, or "": a passed query's baseline ran over
+    1.5x its calibration's median (the machine was disturbed), a rule of harness 0.6.9 that the reports
+    of earlier harnesses were ranked without. Migration 0012 applied it to the runs stored then."""
+    return disturbed_timing(report) if _ranked_as_written(report, hardware) else ""
+
+
+def _ranked_as_written(report: dict[str, Any], hardware: Hardware) -> bool:
     timing = report.get("timing")
     if isinstance(timing, dict) and "ranked" in timing:
         return bool(timing["ranked"])
@@ -221,6 +233,9 @@ class EvaluationRun(models.Model):
     # Copied from the report (`report_timing_ranked`) so rankings filter on a column.
     timing_ranked = models.BooleanField(
         default=False, help_text="its speed scores may be ranked: a GPU run whose medians are all sure"
+    )
+    timing_override = models.TextField(
+        blank=True, help_text="why a run its report ranks is not ranked here (`report_timing_override`)"
     )
     # The latest `evaluator.evaluation.Progress` as a dict, while the run is evaluated.
     progress = models.JSONField(null=True, blank=True)
@@ -317,17 +332,20 @@ class EvaluationRun(models.Model):
             default = "the default mode (compiled on a GPU, eager on a CPU)"
             uncalibrated_flags = {uncalibrated for uncalibrated, _ in modes}
             mixed = len(uncalibrated_flags) == 2
-            if True not in uncalibrated_flags:
-                said = recorded
-            elif not mixed:
-                said = f"each query's TorchPlan in {default}: this hardware's calibration recorded none"
-                said += " of them"
-            else:
-                said = f"{recorded}, else in {default}"
             per_mode = "; ".join(
                 f"{mode}{' (not calibrated)' if mixed and uncalibrated else ''} for {', '.join(labels)}"
                 for (uncalibrated, mode), labels in sorted(modes.items())
             )
+            if True not in uncalibrated_flags:
+                said = recorded
+            elif not mixed:
+                # The modes in brackets: after "none of them" a second colon read as a garbled sentence.
+                return (
+                    f"each query's TorchPlan in its default mode ({per_mode}), since this hardware's "
+                    "calibration recorded no mode for them"
+                )
+            else:
+                said = f"{recorded}, else in {default}"
             return said + (f": {per_mode}" if per_mode else "")
         return {
             "compiled": "the compiled TorchPlan (torch.compile) for every query",
@@ -352,8 +370,9 @@ class EvaluationRun(models.Model):
 
     @property
     def timing_reason(self) -> str:
-        """The report's sentence on why its timing is not ranked ("" when it is, or it gave none)."""
-        return str(self._report_value("report_timing_reason", "timing", "reason"))
+        """Why its timing is not ranked: the site's reason where its report ranks it (`timing_override`),
+        else the report's sentence ("" when it is ranked, or the report gave none)."""
+        return self.timing_override or str(self._report_value("report_timing_reason", "timing", "reason"))
 
     @property
     def timing_detail(self) -> str:
@@ -368,13 +387,13 @@ class EvaluationRun(models.Model):
 
     @property
     def progress_text(self) -> str:
-        """Where a running evaluation is, e.g. "query 3 of 5: Q06 started"; "" before the first event."""
+        """Where a running evaluation is, e.g. "query 3 of 5: Q6 started"; "" before the first event."""
         p = self.progress
         if not isinstance(p, dict) or not p.get("total"):
             return ""
         # "started": the query ending next is the (done + 1)th; "ended": it was the done-th.
         position = p.get("done", 0) + (1 if p.get("phase") == "started" else 0)
-        text = f"query {position} of {p['total']}: Q{p.get('query', 0):02d} {p.get('phase', '')}"
+        text = f"query {position} of {p['total']}: Q{p.get('query', 0)} {p.get('phase', '')}"
         if p.get("status"):
             text += f" ({p['status'].replace('_', ' ')})"
         return text

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from evaluator.report import QueryResult, Report, Status, TimingStats
+from evaluator.report import QueryResult, Report, Status, TimingStats, disturbed_timing
 
 
 def _report() -> Report:
@@ -49,3 +49,24 @@ def test_an_older_report_reads_with_its_unknown_keys_left_out_and_its_nulls_as_n
 def test_a_report_missing_its_header_reads_with_empty_values() -> None:
     report = Report.from_dict({"queries": [{"query": 6, "status": "passed", "speedup": 1.5}]})
     assert report.harness_version == "" and report.hardware == {} and report.queries[0].speedup == 1.5
+
+
+def _q6(baseline_ms: float, calibrated_ms: float, status: str = Status.PASSED) -> dict[str, object]:
+    calibration = {"query": 6, "mode": "compiled", "compiled_ms": calibrated_ms}
+    stats = {"baseline_mode": "compiled", "baseline_calibration": calibration}
+    return {"query": 6, "status": status, "baseline_ms": baseline_ms, "stats": stats}
+
+
+def test_a_stored_report_whose_baseline_ran_far_slower_than_its_calibration_reads_as_disturbed() -> None:
+    # Session 13's reference Triton Q16 on the H200 (harness 0.6.4, ranked then): 2.203 ms against 1.115.
+    report = {"queries": [_q6(2.203, 1.115), {"query": 1, "status": Status.MISSING}]}
+    assert disturbed_timing(report) == (
+        "unstable timing: Q06: the baseline ran 1.98x its calibration's median (2.203 ms against 1.115 ms): "
+        "the machine was disturbed"
+    )
+
+
+def test_a_baseline_within_its_calibrations_bound_or_a_failed_query_is_not_disturbed() -> None:
+    assert disturbed_timing({"queries": [_q6(1.6, 1.115)]}) == ""  # 1.43x: under 1.5x
+    assert disturbed_timing({"queries": [_q6(2.203, 1.115, Status.WRONG_ANSWER)]}) == ""  # not scored
+    assert disturbed_timing({"schema_version": 2}) == ""

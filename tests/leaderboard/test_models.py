@@ -183,9 +183,9 @@ def test_a_running_run_says_which_query_it_is_on(submit) -> None:
     run = submit().runs.get()
     assert run.progress_text == ""
     run.progress = {"done": 2, "total": 5, "query": 6, "phase": "started", "status": ""}
-    assert run.progress_text == "query 3 of 5: Q06 started"
+    assert run.progress_text == "query 3 of 5: Q6 started"
     run.progress = {"done": 3, "total": 5, "query": 6, "phase": "ended", "status": "wrong_answer"}
-    assert run.progress_text == "query 3 of 5: Q06 ended (wrong answer)"
+    assert run.progress_text == "query 3 of 5: Q6 ended (wrong answer)"
 
 
 def test_a_private_set_is_visible_to_its_uploader_and_staff_only_and_listed_to_no_one(

@@ -131,9 +131,9 @@ def test_the_evaluation_s_progress_is_kept_on_the_run_as_it_goes(
     run = submit().runs.get()
     evaluation_execute(run.pk)
     assert seen == [
-        ("running", "query 1 of 2: Q01 started"),
-        ("running", "query 1 of 2: Q01 ended (passed)"),
-        ("running", "query 2 of 2: Q06 started"),
+        ("running", "query 1 of 2: Q1 started"),
+        ("running", "query 1 of 2: Q1 ended (passed)"),
+        ("running", "query 2 of 2: Q6 started"),
     ]
     run.refresh_from_db()
     assert run.progress == {"done": 1, "total": 2, "query": 6, "phase": "started", "status": ""}

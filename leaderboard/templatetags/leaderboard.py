@@ -2,11 +2,17 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from django import template
 from django.utils.safestring import SafeString, mark_safe
 
+from evaluator.report import Status as ReportStatus
 from leaderboard import highlighting
 from leaderboard.formatting import speedup_text
+
+if TYPE_CHECKING:
+    from leaderboard.models import EvaluationRun
 
 register = template.Library()
 
@@ -45,3 +51,24 @@ def speedup_class(value: float | None) -> str:
     if value > 0.95:
         return "even"
     return "slower"
+
+
+@register.filter
+def run_state(run: EvaluationRun) -> str:
+    """A run's status as pages say it: "evaluated" for a succeeded one, whose evaluation finished whatever
+    its kernels did ("succeeded" read as their verdict: `kernel_tally` says that). The API keeps the value."""
+    return "evaluated" if run.status == "succeeded" else run.status
+
+
+@register.filter
+def kernel_tally(run: EvaluationRun) -> tuple[int, int] | None:
+    """(passed, submitted): a succeeded run's kernels that passed, of those the set has (a query without one
+    is "missing" in the report); None before a report, or for a set of none. Read from the report, which
+    the set page and the lists load anyway, so that a list costs no query per row."""
+    if run.status != "succeeded" or not isinstance(run.report, dict):
+        return None
+    statuses = [q.get("status") for q in run.report.get("queries") or [] if isinstance(q, dict)]
+    submitted = [status for status in statuses if status != ReportStatus.MISSING]
+    if not submitted:
+        return None
+    return sum(status == ReportStatus.PASSED for status in submitted), len(submitted)

@@ -25,8 +25,8 @@ def test_your_submissions_say_how_each_sets_newest_run_stands(
     rows = {row.split('">', 1)[1].split(" ", 1)[0]: row for row in page.split('<li><a href="')[1:]}
     assert 'badge queued">queued' in rows[f"#{waiting.pk}"]
     finished = rows[f"#{done.submission_id}"]
-    assert 'badge succeeded">succeeded' in finished and "on Test CPU" in finished
-    assert f"{speedup(done.overall_speedup)} overall, {percent(done.pass_rate)} passed" in finished
+    assert ">evaluated</span>" in finished and "1 of 1 passed" in finished and "on Test CPU" in finished
+    assert f"{speedup(done.overall_speedup)} overall, {percent(done.pass_rate)} pass rate" in finished
 
 
 def test_the_list_costs_the_same_queries_for_one_set_or_ten(

@@ -72,3 +72,10 @@ def kernel_tally(run: EvaluationRun) -> tuple[int, int] | None:
     if not submitted:
         return None
     return sum(status == ReportStatus.PASSED for status in submitted), len(submitted)
+
+
+@register.filter
+def run_kind(run: EvaluationRun) -> str:
+    """What a run is for, in words: "leaderboard" (its set's public standing, ranked where its timing may
+    be) or "feedback (private)". The stored kind "ranked" read as the run's verdict beside "not ranked"."""
+    return "feedback (private)" if run.kind == "feedback" else "leaderboard"

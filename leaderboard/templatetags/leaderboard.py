@@ -79,3 +79,10 @@ def run_kind(run: EvaluationRun) -> str:
     """What a run is for, in words: "leaderboard" (its set's public standing, ranked where its timing may
     be) or "feedback (private)". The stored kind "ranked" read as the run's verdict beside "not ranked"."""
     return "feedback (private)" if run.kind == "feedback" else "leaderboard"
+
+
+@register.filter
+def run_speedup_class(value: float | None, run: EvaluationRun) -> str:
+    """`speedup_class`, except on a run that checks correctness only (a CPU's, through Triton's
+    interpreter): its speedups are no measure of speed, so they are greyed, not coloured faster or slower."""
+    return "muted" if run.hardware.is_cpu else speedup_class(value)

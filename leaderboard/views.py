@@ -359,6 +359,7 @@ def upload(request: AuthenticatedHttpRequest) -> HttpResponse:
             )
             return redirect(submission)
     token = Token.objects.filter(user=request.user).first()
+    hardware = list(Hardware.objects.active().order_by("name"))
     ctx = {
         "form": form,
         "token": token,
@@ -366,6 +367,10 @@ def upload(request: AuthenticatedHttpRequest) -> HttpResponse:
         "new_token_key": request.session.pop(NEW_TOKEN_SESSION_KEY, None),
         "mine": Submission.objects.filter(uploader=request.user).recent()[:10],
         "queries": Query.objects.by_number(),
+        # Where a set will run, said before it is sent: on a CPU-only site nothing it uploads is ranked.
+        "hardware": hardware,
+        "any_cpu": any(hw.is_cpu for hw in hardware),
+        "any_gpu": any(not hw.is_cpu for hw in hardware),
     }
     status = 429 if wait_s else 400 if form.errors else 200
     return render(request, "leaderboard/upload.html", ctx, status=status)

@@ -51,8 +51,8 @@ def test_a_run_against_uncalibrated_baselines_is_not_ranked_and_its_page_says_wh
     # What the baseline ran as is the default, not a calibration's choice: neither page says otherwise.
     assertContains(
         page,
-        "Timed against each query&#x27;s TorchPlan in the default mode (compiled on a GPU, eager on a CPU): "
-        "this hardware&#x27;s calibration recorded none of them: compiled for Q6.",
+        "Timed against each query&#x27;s TorchPlan in its default mode (compiled for Q6), since this "
+        "hardware&#x27;s calibration recorded no mode for them.",
     )
     kernel = anonymous.get(f"/submissions/{run.submission_id}/kernels/6/?run={run.pk}")
     assertContains(kernel, "this hardware's calibration has no record of Q6")
@@ -233,7 +233,7 @@ def test_a_running_run_shows_which_query_it_is_on_and_the_page_refreshes(anonymo
         run=run, progress={"done": 0, "total": 3, "query": 6, "phase": "started", "status": ""}
     )
     page = anonymous.get(f"/submissions/{run.submission_id}/")
-    assertContains(page, "query 1 of 3: Q06 started", count=2)  # runs table and the run's notice
+    assertContains(page, "query 1 of 3: Q6 started", count=2)  # runs table and the run's notice
     assertContains(page, 'http-equiv="refresh"')
 
 

@@ -238,3 +238,34 @@ def test_on_a_phone_the_speedups_show_without_scrolling_the_tables_sideways(
     page.goto(f"{live_server.url}/submissions/{world.walk.submission_id}/")
     assert page.locator("table.results td.strong").count() == 2  # Q6's speedup, Q14's dash
     assert _past_the_right_edge(page, "table.results td.strong") == []
+
+
+def test_on_a_phone_the_verdicts_show_without_scrolling_and_a_reason_does_not_stretch_its_row(
+    browser: Any, live_server: Any, world: World, submit: Any, make_report: Any
+) -> None:
+    # A CPU run is never ranked: it is listed under "Not ranked", with its pass rate and why.
+    reason = (
+        "the kernel's answer differs from DuckDB's at row 3: revenue 123456.78 against 123456.79, beyond "
+        "the relative tolerance of 1e-9 that a float64 sum over the qualifying lineitem rows must meet"
+    )
+    submission = submit(model="Checked LLM")
+    services.submission_publish(submission=submission, user=submission.uploader)
+    services.evaluation_record(
+        run=submission.runs.get(), report=make_report(status="wrong_answer", reason=reason)
+    )
+    page = browser.new_context(viewport=PHONE, is_mobile=True).new_page()
+    page.goto(f"{live_server.url}/")
+    # The ranking's pass rate: the 7th column, after the five that are wide-only.
+    assert page.locator("table.ranking tbody td:nth-child(7)").count() == 2
+    assert _past_the_right_edge(page, "table.ranking tbody td:nth-child(7)") == []
+    assert _past_the_right_edge(page, "table.ranking thead th") == []
+    assert page.locator("table.unranked tbody tr").count() == 1
+    for column in (4, 6):  # pass rate, why not ranked
+        assert _past_the_right_edge(page, f"table.unranked tbody td:nth-child({column})") == [], column
+    page.goto(f"{live_server.url}/submissions/{submission.pk}/")
+    assert _past_the_right_edge(page, "table.kernels tbody td:nth-child(3)") == []  # its status
+    heights = page.evaluate(
+        """() => [...document.querySelectorAll("table.results tbody tr")]
+            .map(r => r.getBoundingClientRect().height)"""
+    )
+    assert heights and max(heights) < 120, heights

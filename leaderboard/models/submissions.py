@@ -6,12 +6,13 @@ from typing import Any
 
 from django.conf import settings
 from django.db import models
-from django.db.models import Exists, OuterRef, Prefetch, Q
+from django.db.models import Count, Exists, OuterRef, Prefetch, Q
 from django.urls import reverse
 from django.utils import timezone
 from django.utils.safestring import SafeString, mark_safe
 
 from evaluator.kernelset import KernelSet, Manifest
+from evaluator.report import Status as ReportStatus
 from leaderboard import highlighting
 from leaderboard.models.catalogue import LanguageModel, Query
 
@@ -42,11 +43,21 @@ class SubmissionQuerySet(models.QuerySet["Submission"]):
 
     def recent(self) -> SubmissionQuerySet:
         """Newest first, with what a list row shows: its ranked runs newest first (`runs_newest`; a
-        feedback run is its uploader's alone, and lists are read by everyone)."""
+        feedback run is its uploader's alone, and lists are read by everyone), without their reports,
+        their kernels that passed and were submitted counted by the database (`kernel_tally`)."""
         from leaderboard.models.runs import EvaluationRun  # runs imports this module
 
-        runs = EvaluationRun.objects.filter(kind=EvaluationRun.Kind.RANKED).select_related("hardware")
-        runs = runs.order_by("-created", "-id")
+        submitted = ~Q(results__status=ReportStatus.MISSING)
+        runs = (
+            EvaluationRun.objects.filter(kind=EvaluationRun.Kind.RANKED)
+            .without_report()
+            .annotate(
+                kernels_passed=Count("results", filter=Q(results__status=ReportStatus.PASSED)),
+                kernels_submitted=Count("results", filter=submitted),
+            )
+            .select_related("hardware")
+            .order_by("-created", "-id")
+        )
         return (
             self.select_related("language_model", "uploader")
             .prefetch_related(Prefetch("runs", queryset=runs, to_attr="runs_newest"))

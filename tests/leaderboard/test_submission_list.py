@@ -40,3 +40,16 @@ def test_the_list_costs_the_same_queries_for_one_set_or_ten(
     with CaptureQueriesContext(connection) as ten:
         uploader_client.get("/upload/")
     assert len(ten) == len(one)
+
+
+def test_the_lists_leave_the_runs_reports_in_the_database(evaluated: Callable[..., Any]) -> None:
+    """A report is ~100 KB: ten rows of a list would read a megabyte for a status and a tally."""
+    from leaderboard.models import Submission
+    from leaderboard.templatetags.leaderboard import kernel_tally
+
+    run = evaluated(published=False)
+    (listed,) = Submission.objects.recent()[0].runs_newest
+    assert "report" in listed.get_deferred_fields()
+    with CaptureQueriesContext(connection) as queries:
+        assert kernel_tally(listed) == kernel_tally(run) == (1, 1)
+    assert len(queries) == 0

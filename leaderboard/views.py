@@ -271,9 +271,15 @@ def compare(request: HttpRequest) -> HttpResponse:
     try:
         ids = [int(request.GET.get(side, "")) for side in ("a", "b")]
     except ValueError:
-        raise Http404("compare needs ?a=<set>&b=<set>") from None
+        return _not_found(request, "Comparing needs two set numbers, as in /compare/?a=8&b=9.")
     visible = Submission.objects.visible_to(request.user).select_related("language_model", "uploader")
-    sets = [get_object_or_404(visible, pk=pk) for pk in ids]
+    found = {s.pk: s for s in visible.filter(pk__in=ids)}
+    if missing := [pk for pk in ids if pk not in found]:
+        return _not_found(
+            request,
+            f"There is no set #{missing[0]} to compare: no such number, or not published by its uploader.",
+        )
+    sets = [found[pk] for pk in ids]
     hardware = None
     if slug := request.GET.get("hardware"):
         hardware = get_object_or_404(Hardware, slug=slug)
@@ -286,6 +292,11 @@ def compare(request: HttpRequest) -> HttpResponse:
         "hardware": hardware,
     }
     return render(request, "leaderboard/compare.html", ctx)
+
+
+def _not_found(request: HttpRequest, detail: str) -> HttpResponse:
+    """The 404 page, saying what was not found where the visitor typed it (the compare form's number)."""
+    return render(request, "404.html", {"detail": detail}, status=404)
 
 
 def query_list(request: HttpRequest) -> HttpResponse:

@@ -314,8 +314,17 @@ def test_two_sets_compare_side_by_side_per_query(anonymous, evaluated) -> None:
 
 
 def test_a_comparison_needs_two_set_numbers(anonymous, db) -> None:
-    assert anonymous.get("/compare/?a=1").status_code == 404
-    assert anonymous.get("/compare/?a=1&b=x").status_code == 404
+    assertContains(anonymous.get("/compare/?a=1"), "needs two set numbers", status_code=404)
+    assertContains(anonymous.get("/compare/?a=1&b=x"), "needs two set numbers", status_code=404)
+
+
+def test_comparing_with_a_set_one_may_not_see_says_which_number(anonymous, evaluated) -> None:
+    shown = evaluated(model="Shown LLM")
+    private = evaluated(model="Private LLM", published=False)
+    for other in (private.submission_id, 999):
+        page = anonymous.get(f"/compare/?a={shown.submission_id}&b={other}")
+        assertContains(page, f"There is no set #{other} to compare", status_code=404)
+        assertNotContains(page, "Private LLM", status_code=404)
 
 
 def test_the_query_pages_show_sql_and_the_torchplan(anonymous, q6, evaluated) -> None:

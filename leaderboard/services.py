@@ -36,8 +36,7 @@ from leaderboard.models import (
     Query,
     QueryResult,
     Submission,
-    report_timing_override,
-    report_timing_ranked,
+    report_timing,
 )
 
 log = logging.getLogger(__name__)
@@ -286,8 +285,7 @@ def evaluation_record(
     run.sandbox_backend = str(parsed.sandbox.get("backend", run.sandbox_backend))
     for field in ("overall_speedup", "geomean_speedup", "pass_rate", "fast_1", "fast_2"):
         setattr(run, field, getattr(parsed, field))
-    run.timing_ranked = report_timing_ranked(report, hardware=run.hardware)
-    run.timing_override = report_timing_override(report, hardware=run.hardware)
+    run.timing_ranked, run.timing_override = report_timing(report, hardware=run.hardware)
     run.status = EvaluationRun.Status.SUCCEEDED
     run.finished = timezone.now()
     run.error = ""

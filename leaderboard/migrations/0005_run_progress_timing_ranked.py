@@ -5,7 +5,7 @@ from django.db import migrations, models
 
 def timing_ranked_from_reports(apps, schema_editor):
     """Runs stored before: ranked as their report's "timing" says; a report without it (schema < 3)
-    counts as ranked unless it was timed on a CPU (the rule of `models.report_timing_ranked`)."""
+    counts as ranked unless it was timed on a CPU (the rule of `models.report_timing`)."""
     EvaluationRun = apps.get_model("leaderboard", "EvaluationRun")
     for run in EvaluationRun.objects.filter(report__isnull=False).select_related("hardware").iterator():
         timing = run.report.get("timing") if isinstance(run.report, dict) else None

@@ -8,7 +8,7 @@ from evaluator.report import disturbed_timing
 def unrank_disturbed_baselines(apps, schema_editor):
     """Runs ranked before: unranked where a passed query's baseline ran over 1.5x its calibration's
     median (harness 0.6.9's rule, which earlier harnesses' reports were ranked without), with the reason
-    (the rule of `models.report_timing_override`)."""
+    (the rule of `models.report_timing`)."""
     EvaluationRun = apps.get_model("leaderboard", "EvaluationRun")
     for run in EvaluationRun.objects.filter(timing_ranked=True, report__isnull=False).iterator():
         reason = disturbed_timing(run.report) if isinstance(run.report, dict) else ""
@@ -26,7 +26,7 @@ class Migration(migrations.Migration):
         migrations.AddField(
             model_name='evaluationrun',
             name='timing_override',
-            field=models.TextField(blank=True, help_text='why a run its report ranks is not ranked here (`report_timing_override`)'),
+            field=models.TextField(blank=True, help_text='why a run its report ranks is not ranked here (`report_timing`)'),
         ),
         migrations.RunPython(unrank_disturbed_baselines, migrations.RunPython.noop),
     ]

@@ -12,8 +12,7 @@ from leaderboard.models.results import QueryResult
 from leaderboard.models.runs import (
     EvaluationRun,
     EvaluationRunQuerySet,
-    report_timing_override,
-    report_timing_ranked,
+    report_timing,
 )
 from leaderboard.models.submissions import Kernel, Submission, SubmissionQuerySet
 
@@ -31,6 +30,5 @@ __all__ = [
     "QueryResult",
     "Submission",
     "SubmissionQuerySet",
-    "report_timing_override",
-    "report_timing_ranked",
+    "report_timing",
 ]

@@ -162,29 +162,23 @@ def _scored_runs(**filters: Any) -> models.QuerySet[EvaluationRun]:
     )
 
 
-def report_timing_ranked(report: dict[str, Any], *, hardware: Hardware) -> bool:
-    """Whether a report's speed scores may be ranked: what its "timing" says, unless a later rule of the
-    protocol does not rank them (`report_timing_override`).
+def report_timing(report: dict[str, Any], *, hardware: Hardware) -> tuple[bool, str]:
+    """Whether a report's speed scores may be ranked, and why a report whose "timing" ranks them is not
+    ranked here ("" where nothing overrides it).
 
-    Reports before schema 3 carry no "timing"; they count as ranked where the hardware is not a CPU
-    (a CPU's timings never were: Triton's interpreter), since they cannot be checked for stability now.
-    Migration 0005 applied the same rule to the runs stored then.
+    Ranked is what the report's "timing" says, unless a passed query's baseline ran over 1.5x its
+    calibration's median (the machine was disturbed): a rule of harness 0.6.9 that the reports of earlier
+    harnesses were ranked without (migration 0012 applied it to the runs stored then). Reports before
+    schema 3 carry no "timing"; they count as ranked where the hardware is not a CPU (a CPU's timings
+    never were: Triton's interpreter), since they cannot be checked for stability now (migration 0005).
     """
-    return _ranked_as_written(report, hardware) and not disturbed_timing(report)
-
-
-def report_timing_override(report: dict[str, Any], *, hardware: Hardware) -> str:
-    """Why a report whose "timing" ranks it is not ranked here, or "": a passed query's baseline ran over
-    1.5x its calibration's median (the machine was disturbed), a rule of harness 0.6.9 that the reports
-    of earlier harnesses were ranked without. Migration 0012 applied it to the runs stored then."""
-    return disturbed_timing(report) if _ranked_as_written(report, hardware) else ""
-
-
-def _ranked_as_written(report: dict[str, Any], hardware: Hardware) -> bool:
     timing = report.get("timing")
     if isinstance(timing, dict) and "ranked" in timing:
-        return bool(timing["ranked"])
-    return not hardware.is_cpu
+        written = bool(timing["ranked"])
+    else:
+        written = not hardware.is_cpu
+    override = disturbed_timing(report) if written else ""
+    return written and not override, override
 
 
 class EvaluationRun(models.Model):
@@ -230,12 +224,12 @@ class EvaluationRun(models.Model):
     pass_rate = models.FloatField(null=True, blank=True)
     fast_1 = models.FloatField(null=True, blank=True)
     fast_2 = models.FloatField(null=True, blank=True)
-    # Copied from the report (`report_timing_ranked`) so rankings filter on a column.
+    # Copied from the report (`report_timing`) so rankings filter on a column.
     timing_ranked = models.BooleanField(
         default=False, help_text="its speed scores may be ranked: a GPU run whose medians are all sure"
     )
     timing_override = models.TextField(
-        blank=True, help_text="why a run its report ranks is not ranked here (`report_timing_override`)"
+        blank=True, help_text="why a run its report ranks is not ranked here (`report_timing`)"
     )
     # The latest `evaluator.evaluation.Progress` as a dict, while the run is evaluated.
     progress = models.JSONField(null=True, blank=True)

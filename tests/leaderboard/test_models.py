@@ -5,7 +5,7 @@ from django.db import IntegrityError, transaction
 
 from evaluator import gpus
 from leaderboard import services
-from leaderboard.models import EvaluationRun, Hardware, Kernel, Query, report_timing_ranked
+from leaderboard.models import EvaluationRun, Hardware, Kernel, Query, report_timing
 
 pytestmark = pytest.mark.django_db
 
@@ -176,7 +176,7 @@ def test_a_report_from_before_timing_was_judged_is_ranked_unless_timed_on_a_cpu(
     report = make_report(device=device)
     del report["timing"]  # schema 2
     hardware = gpu if device == "cuda" else cpu
-    assert report_timing_ranked(report, hardware=hardware) is ranked
+    assert report_timing(report, hardware=hardware) == (ranked, "")
 
 
 def test_a_running_run_says_which_query_it_is_on(submit) -> None:

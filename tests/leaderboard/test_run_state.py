@@ -10,6 +10,9 @@ from typing import Any
 import pytest
 from django.test import Client
 
+from evaluator.queries import QUERIES
+from leaderboard.models import Query
+
 pytestmark = pytest.mark.django_db
 
 
@@ -34,6 +37,21 @@ def test_a_set_whose_kernel_passes_reads_as_evaluated_with_one_of_one_passed(
     run = evaluated()
     row = _run_row(anonymous.get(run.submission.get_absolute_url()).content.decode())
     assert 'class="badge passed tally">1 of 1 passed<' in row
+
+
+def test_the_pass_rate_says_of_how_many_queries_beside_the_kernels_passed(
+    submit: Callable[..., Any], real_report: Callable[[], dict[str, Any]], cpu: Any, anonymous: Client
+) -> None:
+    # One kernel of 22 queries, passed: "1 of 1" kernels passed, and a pass rate of 5% of the 22 queries
+    # (each query without a kernel counts as failed), not a bare "5%" beside "1 of 1".
+    from leaderboard import services
+
+    for query in QUERIES.values():  # every query loaded, as `dkb_setup` does
+        Query.objects.get_or_create(number=query.number, defaults={"name": query.name, "sql": query.sql()})
+    run = services.evaluation_record(run=submit().runs.get(hardware=cpu), report=real_report())
+    html = anonymous.get(run.get_absolute_url()).content.decode()
+    assert '<dt>Kernels passed</dt><dd><span class="">1 of 1</span>' in html
+    assert '<dt>Pass rate</dt><dd>5% <span class="muted small">of 22 queries</span>' in html
 
 
 def test_the_lists_say_evaluated_and_the_kernels_passed_not_succeeded(

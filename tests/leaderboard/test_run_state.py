@@ -11,6 +11,7 @@ import pytest
 from django.test import Client
 
 from evaluator.queries import QUERIES
+from leaderboard import services
 from leaderboard.models import Query
 
 pytestmark = pytest.mark.django_db
@@ -44,8 +45,6 @@ def test_the_pass_rate_says_of_how_many_queries_beside_the_kernels_passed(
 ) -> None:
     # One kernel of 22 queries, passed: "1 of 1" kernels passed, and a pass rate of 5% of the 22 queries
     # (each query without a kernel counts as failed), not a bare "5%" beside "1 of 1".
-    from leaderboard import services
-
     for query in QUERIES.values():  # every query loaded, as `dkb_setup` does
         Query.objects.get_or_create(number=query.number, defaults={"name": query.name, "sql": query.sql()})
     run = services.evaluation_record(run=submit().runs.get(hardware=cpu), report=real_report())

@@ -200,6 +200,10 @@ def test_every_page_fits_a_phone_without_sideways_scrolling(
         page.wait_for_url(f"{live_server.url}/accounts/signup/")
         page.click(".site-header >> text=API")
         page.wait_for_url(f"{live_server.url}/api/docs/")
+        page.wait_for_selector(".swagger-ui .opblock")  # Swagger UI drew the schema, under the site's header
+        _assert_fits(page, "/api/docs/")
+        page.click(".site-header >> text=Leaderboard")  # and the docs lead back to the site
+        page.wait_for_url(f"{live_server.url}/")
         # The uploader's own pages: the upload form and the private set.
         page.goto(f"{live_server.url}/accounts/login/")
         page.fill("input[name=username]", world.walk.submission.uploader.username)

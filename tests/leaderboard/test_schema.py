@@ -85,10 +85,19 @@ def test_the_docs_page_loads_nothing_from_another_site(anonymous: Client) -> Non
     page = anonymous.get("/api/docs/")
     assert page.status_code == 200
     html = page.content.decode()
-    assets = re.findall(r'(?:src|href)="([^"]+)"', html)
+    # What the page loads (scripts, stylesheets, images), not where the site header's links lead.
+    assets = re.findall(r'<(?:script|link|img)\b[^>]*\b(?:src|href)="([^"]+)"', html)
     assert any(asset.endswith("swagger-ui-bundle.js") for asset in assets)
     for asset in assets:
         assert asset.startswith("/static/"), asset
         assert anonymous.get(asset).status_code == 200, asset  # served by the site itself
     assert '"/api/schema/"' in html
     assert not re.search(r"https?://|[\"']//", html)  # no absolute or protocol-relative address anywhere
+
+
+def test_the_docs_page_wears_the_site_header(anonymous: Client) -> None:
+    html = anonymous.get("/api/docs/").content.decode()
+    header = html[html.index('<header class="site-header">') : html.index("</header>")]
+    assert 'href="/"' in header  # the way back to the leaderboard
+    assert 'href="/api/docs/"' in header and 'href="/accounts/login/"' in header
+    assert html.index("</header>") < html.index('<div id="swagger-ui">')

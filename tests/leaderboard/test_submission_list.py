@@ -11,7 +11,8 @@ from django.db import connection
 from django.test import Client
 from django.test.utils import CaptureQueriesContext
 
-from leaderboard.templatetags.leaderboard import percent, speedup
+from leaderboard.models import Submission
+from leaderboard.templatetags.leaderboard import kernel_tally, percent, speedup
 
 pytestmark = pytest.mark.django_db
 
@@ -44,9 +45,6 @@ def test_the_list_costs_the_same_queries_for_one_set_or_ten(
 
 def test_the_lists_leave_the_runs_reports_in_the_database(evaluated: Callable[..., Any]) -> None:
     """A report is ~100 KB: ten rows of a list would read a megabyte for a status and a tally."""
-    from leaderboard.models import Submission
-    from leaderboard.templatetags.leaderboard import kernel_tally
-
     run = evaluated(published=False)
     (listed,) = Submission.objects.recent()[0].runs_newest
     assert "report" in listed.get_deferred_fields()

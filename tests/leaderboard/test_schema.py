@@ -101,3 +101,10 @@ def test_the_docs_page_wears_the_site_header(anonymous: Client) -> None:
     assert 'href="/"' in header  # the way back to the leaderboard
     assert 'href="/api/docs/"' in header and 'href="/accounts/login/"' in header
     assert html.index("</header>") < html.index('<div id="swagger-ui">')
+
+
+def test_signed_in_the_docs_page_header_can_log_out(uploader_client: Client) -> None:
+    html = uploader_client.get("/api/docs/").content.decode()
+    header = html[html.index('<header class="site-header">') : html.index("</header>")]
+    assert "Log out ada" in header and 'name="csrfmiddlewaretoken"' in header
+    assert "Sign up" not in header

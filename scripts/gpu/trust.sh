@@ -11,7 +11,8 @@
 #   `unmonitor`), bundle (the logs so far into logs.tgz), probe (scripts/gpu/probe.py: a round's host
 #   probe against the usual),
 #   new-SET and old-SET (SET: cuda-core or triton-core; old-*: the harness of commit d37eae1, unpacked
-#   into old/ by `git archive d37eae1 evaluator sandbox | tar -x -C old`, carried), summary.
+#   into old/ by `git archive d37eae1 evaluator sandbox | tar -x -C old`, carried), summary (a row per
+#   report and query, then per query each harness's speedups over its rounds, their median and the move).
 #   ROUND=N names the reports of new-* and old-* `...-rN`, so that rounds on one machine compare.
 # Carry .whl (../shared/gpu/wheels.sh) and old/. Data, cache and reports live under /tmp/dkb-trust, which
 # stays while the machine is held: chain the calls, each within 30 s of the last.
@@ -97,19 +98,22 @@ for name, r in reports.items():
               f"{q['stats'].get('kernel_frozen_beside_baseline', '')} ({q['stats'].get('kernel_freezing_us', '')} us) | "
               f"{echo} | {device} |")
     print(f"| {name} | overall | | | | | | {r['overall_speedup'] or 0:.3f} | | | | | {r['wall_s']:.0f} | | | | |")
-def speedups(name):
-    return {q["query"]: q["speedup"] for q in reports[name]["queries"] if q["speedup"]}
-def moves(a, b):  # per query: report a's speedup against report b's
-    sa, sb = speedups(a), speedups(b)
-    return {q: 100 * (sa[q] / sb[q] - 1) for q in sa if q in sb}
-print()
-print("| set, query | compared | against | move |")
-print("|---|---|---|---|")
+from statistics import median
+print()  # per set and query, each harness's speedups over its rounds, and the move of the medians
+print("| set, query | 0.6.x (new-*) rounds | median | spread | 0.4.1 (old-*) rounds | median | spread | move |")
+print("|---|---|---|---|---|---|---|---|")
 for set_ in ("cuda-core", "triton-core"):
-    names = sorted(n for n in reports if n.split("-", 1)[1].startswith(set_))
-    for a, b in ((a, b) for a in names for b in names if a < b):  # new-* before old-*
-        for q, move in sorted(moves(a, b).items()):
-            print(f"| {set_} Q{q:02d} | {a} | {b} | {move:+.1f}% |")
+    runs = {side: [r for n, r in reports.items() if n.startswith(f"{side}-{set_}")] for side in ("new", "old")}
+    numbers = sorted({q["query"] for rs in runs.values() for r in rs for q in r["queries"] if q["speedup"]})
+    for number in numbers:
+        cells, medians = [], {}
+        for side in ("new", "old"):
+            found = [q["speedup"] for r in runs[side] for q in r["queries"] if q["query"] == number and q["speedup"]]
+            medians[side] = median(found) if found else None
+            spread = f"{100 * (max(found) / min(found) - 1):.1f}%" if found else ""
+            cells += [", ".join(f"{x:.3f}" for x in found), f"{medians[side]:.3f}" if found else "", spread]
+        move = f"{100 * (medians['new'] / medians['old'] - 1):+.1f}%" if None not in medians.values() else ""
+        print(f"| {set_} Q{number:02d} | {' | '.join(cells)} | {move} |")
 EOF
       tar -C "$VAR" -czf "$OUT/reports.tgz" reports ;;
     *) echo "unknown step $step"; exit 2 ;;

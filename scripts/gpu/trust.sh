@@ -6,7 +6,8 @@
 #   steps: prepare (SF10 and SF1), warm (0.4.1's cache for Q1, Q3, Q6, Q14), baselines (this tree's
 #   calibration of the same, CAL_JOBS at once; without it each baseline compiles cold in its runner),
 #   cold and calibrated (the calibration's cache and record set aside, and back), channel (Q6 compiled
-#   and eager), host (scripts/gpu/host.py: Q6 and Q14 under each condition of an evaluation), autotune
+#   and eager at SF10, or at CHANNEL_SF, prepared first), host (scripts/gpu/host.py: Q6 and Q14 under
+#   each condition of an evaluation), autotune
 #   (scripts/gpu/autotune.py), monitor (the GPU's clocks and the busiest processes, logged until
 #   `unmonitor`), bundle (the logs so far into logs.tgz), probe (scripts/gpu/probe.py: a round's host
 #   probe against the usual),
@@ -17,7 +18,9 @@
 # Carry .whl (../shared/gpu/wheels.sh) and old/. Data, cache and reports live under /tmp/dkb-trust, which
 # stays while the machine is held: chain the calls, each within 30 s of the last.
 set -uo pipefail
-python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --target /tmp/site .whl/*.whl
+# Once a machine: a second install into the same target prints a warning for every package.
+[ -f /tmp/site/.installed ] || { python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir \
+  --target /tmp/site .whl/*.whl && touch /tmp/site/.installed; }
 export PYTHONUNBUFFERED=1 SEED=${SEED:-20261202}
 OUT=${OUT:-/tmp/out}; VAR=/tmp/dkb-trust; mkdir -p "$OUT" "$VAR/reports" "$VAR/logs"
 DATA=$VAR/data CACHE=$VAR/cache
@@ -54,8 +57,10 @@ clocks_event_reasons.active,utilization.gpu,memory.used --format=csv -lms 500 > 
     probe) PYTHONPATH=/tmp/site:$PWD python3 scripts/gpu/probe.py 2>&1 | tee -a "$OUT/trust.log" ;;
     unmonitor) [ -f "$VAR/monitors" ] && kill $(cat "$VAR/monitors") 2>/dev/null; rm -f "$VAR/monitors" ;;
     bundle) tar -C "$VAR" -czf "$OUT/logs.tgz" logs 2>/dev/null; log "bundled" ;;
-    channel) for mode in ${CHANNEL_MODES:-compiled eager}; do PYTHONPATH=/tmp/site:$PWD python3 scripts/gpu/channel.py \
-               "$DATA/sf10" --mode $mode --rounds "${CHANNEL_ROUNDS:-3}" --out "$OUT/channel-$mode.json" 2>&1 \
+    channel) sf=${CHANNEL_SF:-10}  # 5: compiled Q6 a 0.5 ms call on an H100 (session 27), as issue 14 names
+             PYTHONPATH=/tmp/site:$PWD python3 -m evaluator prepare --sf "$sf" --data-dir "$DATA" 2>&1 | tail -1
+             for mode in ${CHANNEL_MODES:-compiled eager}; do PYTHONPATH=/tmp/site:$PWD python3 scripts/gpu/channel.py \
+               "$DATA/sf$sf" --mode $mode --rounds "${CHANNEL_ROUNDS:-3}" --out "$OUT/channel-sf$sf-$mode.json" 2>&1 \
                | tail -7 | tee -a "$OUT/trust.log"; done ;;
     host) PYTHONPATH=/tmp/site:$PWD python3 scripts/gpu/host.py "$DATA/sf10" --out "$OUT/host.json" 2>&1 \
             | grep -v '^{' | tee -a "$OUT/trust.log" ;;

@@ -163,11 +163,11 @@ class Report:
             why = unstable_reason(r) if r.passed else None
             if why:
                 r.stats["unstable"] = why
-                unstable.append(f"Q{r.query:02d}")
+                unstable.append(f"Q{r.query}")
         # The baseline's mode, and its compiled kernels' configurations, come from a trusted calibration on
         # an idle machine; compiled in the evaluation, they were chosen beside whatever ran then.
         uncalibrated = [
-            f"Q{r.query:02d}" for r in self.queries if r.passed and not r.stats.get("baseline_calibration")
+            f"Q{r.query}" for r in self.queries if r.passed and not r.stats.get("baseline_calibration")
         ]
         if uncalibrated:
             reason = f"{UNCALIBRATED}: {', '.join(uncalibrated)}"
@@ -202,7 +202,7 @@ def disturbed_timing(report: dict[str, Any]) -> str:
         result = QueryResult.from_dict(row)
         why = disturbed_reason(result) if result.passed else None
         if why:
-            found.append(f"Q{result.query:02d}: {why}")
+            found.append(f"Q{result.query}: {why}")
     return f"unstable timing: {'; '.join(found)}" if found else ""
 
 

@@ -372,7 +372,7 @@ class EvaluationRun(models.Model):
     def timing_detail(self) -> str:
         """`timing_reason` as said beside `timing_label`: without the label it begins with, where it does
         ("correctness only: timed on a CPU" beside "correctness only" is "timed on a CPU"; "unstable timing:
-        Q06" is "unsure medians in Q06")."""
+        Q6" is "unsure medians in Q6")."""
         label, reason = self.timing_label, self.timing_reason
         detail = reason.removeprefix(f"{label}: ")
         if label == "unstable timing" and detail != reason:

@@ -265,12 +265,12 @@ def test_timing_is_ranked_only_on_a_gpu_with_sure_medians() -> None:
     assert report("cuda", timed(50, 0.5)).timing["ranked"] is True
     assert report("cpu", timed(50, 0.5)).timing["reason"] == "correctness only: timed on a CPU"
     noisy = report("cuda", timed(50, 2.5))
-    assert noisy.timing["ranked"] is False and noisy.timing["reason"] == "unstable timing: Q06"
+    assert noisy.timing["ranked"] is False and noisy.timing["reason"] == "unstable timing: Q6"
     assert noisy.queries[0].stats["unstable"] == "the kernel's median has a 2.5% standard error, over 2%"
     few = report("cuda", timed(9, 0.1)).queries[0].stats["unstable"]
     assert few == "the kernel was timed 9 times, fewer than 10"
     uncalibrated = report("cuda", timed(50, 0.5), calibrated=False).timing
-    assert uncalibrated["reason"] == "baselines not calibrated on this hardware: Q06"
+    assert uncalibrated["reason"] == "baselines not calibrated on this hardware: Q6"
 
 
 @pytest.mark.parametrize(("calibrated_ms", "ranked"), [(0.7, True), (0.6, False), (None, True)])

@@ -61,7 +61,7 @@ def test_a_stored_report_whose_baseline_ran_far_slower_than_its_calibration_read
     # Session 13's reference Triton Q16 on the H200 (harness 0.6.4, ranked then): 2.203 ms against 1.115.
     report = {"queries": [_q6(2.203, 1.115), {"query": 1, "status": Status.MISSING}]}
     assert disturbed_timing(report) == (
-        "unstable timing: Q06: the baseline ran 1.98x its calibration's median (2.203 ms against 1.115 ms): "
+        "unstable timing: Q6: the baseline ran 1.98x its calibration's median (2.203 ms against 1.115 ms): "
         "the machine was disturbed"
     )
 

@@ -36,7 +36,7 @@ def test_a_run_whose_report_ranks_a_disturbed_baseline_is_not_ranked_and_says_wh
     )
     assert not run.timing_ranked and run.timing_label == "unstable timing"
     assert run.timing_reason.startswith(
-        "unstable timing: Q06: the baseline ran 2.00x its calibration's median"
+        "unstable timing: Q6: the baseline ran 2.00x its calibration's median"
     )
     assert list(EvaluationRun.objects.ranked()) == [] and list(EvaluationRun.objects.unranked()) == [run]
     page = anonymous.get(f"/submissions/{run.submission_id}/").content.decode()
@@ -100,4 +100,4 @@ def test_the_migration_unranks_stored_runs_with_a_disturbed_baseline(
         for name, pk in runs.items()
     }
     assert stored["calm"] == (True, "")
-    assert stored["disturbed"][0] is False and "Q06: the baseline ran 2.00x" in stored["disturbed"][1]
+    assert stored["disturbed"][0] is False and "Q6: the baseline ran 2.00x" in stored["disturbed"][1]

@@ -105,7 +105,7 @@ def test_ranking_leaves_out_a_run_whose_medians_are_unsure(submit, timed_report)
     run = services.evaluation_record(run=run, report=timed_report(kernel_stderr_pct=3.5))
     assert list(EvaluationRun.objects.ranked()) == []
     assert list(EvaluationRun.objects.unranked()) == [run]
-    assert (run.timing_label, run.timing_reason) == ("unstable timing", "unstable timing: Q06")
+    assert (run.timing_label, run.timing_reason) == ("unstable timing", "unstable timing: Q6")
     result = run.results.get()
     assert result.unstable == "the kernel's median has a 3.5% standard error, over 2%"
     assert result.intervals == [("baseline", 2.0, 0.5, 40, 0, None), ("kernel", 1.0, 3.5, 40, 0, None)]
@@ -118,7 +118,7 @@ def test_ranking_leaves_out_a_gpu_run_whose_baselines_were_not_calibrated(submit
     assert list(EvaluationRun.objects.unranked()) == [run]
     assert (run.timing_label, run.timing_reason) == (
         "uncalibrated baselines",
-        "baselines not calibrated on this hardware: Q06",
+        "baselines not calibrated on this hardware: Q6",
     )
 
 
@@ -250,7 +250,7 @@ def test_the_migration_ranks_stored_runs_as_their_reports_say_and_old_gpu_report
         for name, hardware, report in [
             ("old gpu", gpu, {"schema_version": 2}),
             ("old cpu", cpu, {"schema_version": 2}),
-            ("unstable gpu", gpu, {"timing": {"ranked": False, "reason": "unstable timing: Q06"}}),
+            ("unstable gpu", gpu, {"timing": {"ranked": False, "reason": "unstable timing: Q6"}}),
             ("stable gpu", gpu, {"timing": {"ranked": True, "reason": ""}}),
             ("queued", gpu, None),
         ]

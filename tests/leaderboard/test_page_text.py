@@ -141,7 +141,7 @@ def test_why_a_run_is_not_ranked_is_said_once_beside_its_label(
     assert "correctness only</span> Not ranked: timed on a CPU." in page
     kernel = text(anonymous, f"/submissions/{run.submission_id}/kernels/6/?run={run.pk}")
     assert "correctness only</span> This run's timing is not ranked: timed on a CPU." in kernel
-    run.report["timing"]["reason"] = "unstable timing: Q06"  # the harness's words for an unsure median
+    run.report["timing"]["reason"] = "unstable timing: Q6"  # the harness's words for an unsure median
     run.timing_ranked = False
     run.hardware.device = "cuda"
-    assert (run.timing_label, run.timing_detail) == ("unstable timing", "unsure medians in Q06")
+    assert (run.timing_label, run.timing_detail) == ("unstable timing", "unsure medians in Q6")

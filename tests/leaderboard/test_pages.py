@@ -44,7 +44,7 @@ def test_a_run_against_uncalibrated_baselines_is_not_ranked_and_its_page_says_wh
     services.evaluation_record(run=run, report=timed_report(calibrated=False))
     home = anonymous.get("/").content.decode()
     assert "Cold LLM" not in home.split('<table class="unranked">')[0]
-    assert "baselines not calibrated on this hardware: Q06" in home.split('<table class="unranked">')[1]
+    assert "baselines not calibrated on this hardware: Q6" in home.split('<table class="unranked">')[1]
     page = anonymous.get(f"/submissions/{run.submission_id}/")
     assertContains(page, "uncalibrated baselines</span>", count=2)  # the runs table and the notice
     assertContains(page, "not by the hardware's calibration on an idle machine")
@@ -70,10 +70,10 @@ def test_an_unstable_run_is_not_ranked_and_its_page_shows_each_unsure_interval(
     services.evaluation_record(run=run, report=report)
     home = anonymous.get("/").content.decode()
     assert "Noisy LLM" not in home.split('<table class="unranked">')[0]  # not in the ranking
-    assert "unsure medians in Q06" in home.split('<table class="unranked">')[1]
+    assert "unsure medians in Q6" in home.split('<table class="unranked">')[1]
     page = anonymous.get(f"/submissions/{run.submission_id}/")
     assertContains(page, "unstable timing</span>", count=2)  # the runs table and the notice
-    assertContains(page, "Not ranked: unsure medians in Q06.")
+    assertContains(page, "Not ranked: unsure medians in Q6.")
     assertContains(page, "the kernel&#x27;s median has a 3.5% standard error, over 2%")
     assertContains(page, "baseline 2.000 ms ± 0.5%")
     assertContains(page, "kernel 1.250 ms ± 3.5%")

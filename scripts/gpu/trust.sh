@@ -7,13 +7,13 @@
 #   calibration of the same, CAL_JOBS at once; without it each baseline compiles cold in its runner),
 #   cold and calibrated (the calibration's cache and record set aside, and back), channel (Q6 compiled
 #   and eager at SF10, or at CHANNEL_SF, prepared first), host (scripts/gpu/host.py: Q6 and Q14 under
-#   each condition of an evaluation), autotune
-#   (scripts/gpu/autotune.py), monitor (the GPU's clocks and the busiest processes, logged until
-#   `unmonitor`), bundle (the logs so far into logs.tgz), probe (scripts/gpu/probe.py: a round's host
-#   probe against the usual),
+#   each condition of an evaluation), autotune (scripts/gpu/autotune.py), monitor (the GPU's clocks and
+#   the busiest processes, logged until `unmonitor`), bundle (the logs so far into logs.tgz), probe
+#   (scripts/gpu/probe.py: a round's host probe against the usual),
 #   new-SET and old-SET (SET: cuda-core or triton-core; old-*: the harness of commit d37eae1, unpacked
 #   into old/ by `git archive d37eae1 evaluator sandbox | tar -x -C old`, carried), summary (a row per
-#   report and query, then per query each harness's speedups over its rounds, their median and the move).
+#   report and query, then per query each harness's speedups over all its reports, cold and calibrated
+#   alike, their median and the move).
 #   ROUND=N names the reports of new-* and old-* `...-rN`, so that rounds on one machine compare.
 # Carry .whl (../shared/gpu/wheels.sh) and old/. Data, cache and reports live under /tmp/dkb-trust, which
 # stays while the machine is held: chain the calls, each within 30 s of the last.
@@ -104,7 +104,7 @@ for name, r in reports.items():
               f"{echo} | {device} |")
     print(f"| {name} | overall | | | | | | {r['overall_speedup'] or 0:.3f} | | | | | {r['wall_s']:.0f} | | | | |")
 from statistics import median
-print()  # per set and query, each harness's speedups over its rounds, and the move of the medians
+print()  # per set and query, each harness's speedups over all its reports, and the move of the medians
 print("| set, query | 0.6.x (new-*) rounds | median | spread | 0.4.1 (old-*) rounds | median | spread | move |")
 print("|---|---|---|---|---|---|---|---|")
 for set_ in ("cuda-core", "triton-core"):

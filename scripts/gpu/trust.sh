@@ -25,6 +25,8 @@ export PYTHONUNBUFFERED=1 SEED=${SEED:-20261202}
 OUT=${OUT:-/tmp/out}; VAR=/tmp/dkb-trust; mkdir -p "$OUT" "$VAR/reports" "$VAR/logs"
 DATA=$VAR/data CACHE=$VAR/cache
 log() { echo "[$(date +%T)] $*" | tee -a "$OUT/trust.log"; }
+prepare_sf() { PYTHONPATH=/tmp/site:$PWD python3 -m evaluator prepare --sf "$1" --data-dir "$DATA" 2>&1 \
+  | grep -v 'col/s' | tail -1; }
 queries_of() { ls "$1"/q*.py | sed 's/.*q0*\([0-9]*\)\.py$/\1/' | paste -sd, -; }
 run_set() {  # run_set ROOT SET NAME OPTION...: one report with ROOT's harness
   local root=$1 set=$2 name=$3 started=$SECONDS; shift 3
@@ -35,8 +37,7 @@ run_set() {  # run_set ROOT SET NAME OPTION...: one report with ROOT's harness
 }
 for step in "$@"; do
   case $step in
-    prepare) for sf in 1 10; do PYTHONPATH=/tmp/site:$PWD python3 -m evaluator prepare --sf $sf --data-dir "$DATA" \
-               2>&1 | grep -v 'col/s' | tail -1; done; log "prepared" ;;
+    prepare) for sf in 1 10; do prepare_sf $sf; done; log "prepared" ;;
     warm) (cd old && PYTHONPATH=/tmp/site:$PWD python3 -m evaluator warm --cache-dir "$CACHE" --sf 10 \
             --data-dir "$DATA" --device cuda --seed "$SEED" --queries 1,3,6,14 --jobs 4) 2>&1 | tee -a "$OUT/trust.log" ;;
     baselines) PYTHONPATH=/tmp/site:$PWD python3 -m evaluator baselines --sf 10 --data-dir "$DATA" \
@@ -58,7 +59,7 @@ clocks_event_reasons.active,utilization.gpu,memory.used --format=csv -lms 500 > 
     unmonitor) [ -f "$VAR/monitors" ] && kill $(cat "$VAR/monitors") 2>/dev/null; rm -f "$VAR/monitors" ;;
     bundle) tar -C "$VAR" -czf "$OUT/logs.tgz" logs 2>/dev/null; log "bundled" ;;
     channel) sf=${CHANNEL_SF:-10}  # 5: compiled Q6 a 0.5 ms call on an H100 (session 27), as issue 14 names
-             PYTHONPATH=/tmp/site:$PWD python3 -m evaluator prepare --sf "$sf" --data-dir "$DATA" 2>&1 | tail -1
+             prepare_sf "$sf"
              for mode in ${CHANNEL_MODES:-compiled eager}; do PYTHONPATH=/tmp/site:$PWD python3 scripts/gpu/channel.py \
                "$DATA/sf$sf" --mode $mode --rounds "${CHANNEL_ROUNDS:-3}" --out "$OUT/channel-sf$sf-$mode.json" 2>&1 \
                | tail -7 | tee -a "$OUT/trust.log"; done ;;
@@ -70,6 +71,7 @@ clocks_event_reasons.active,utilization.gpu,memory.used --format=csv -lms 500 > 
     summary) python3 - "$VAR/reports" <<'EOF' | tee "$OUT/summary.md"
 import json, sys
 from pathlib import Path
+from statistics import median
 reports = {p.stem: json.loads(p.read_text()) for p in sorted(Path(sys.argv[1]).glob("*.json"))}
 print("| report | harness | query | status | baseline ms | alone ms | kernel ms | speedup | calls/sample | set aside | "
       "DuckDB s in timing | round trip us (baseline, kernel) | wall s | kernel CPU beside baseline | "
@@ -103,7 +105,6 @@ for name, r in reports.items():
               f"{q['stats'].get('kernel_frozen_beside_baseline', '')} ({q['stats'].get('kernel_freezing_us', '')} us) | "
               f"{echo} | {device} |")
     print(f"| {name} | overall | | | | | | {r['overall_speedup'] or 0:.3f} | | | | | {r['wall_s']:.0f} | | | | |")
-from statistics import median
 print()  # per set and query, each harness's speedups over all its reports, and the move of the medians
 print("| set, query | 0.6.x (new-*) rounds | median | spread | 0.4.1 (old-*) rounds | median | spread | move |")
 print("|---|---|---|---|---|---|---|---|")

@@ -7,7 +7,8 @@
 #   calibration of the same, CAL_JOBS at once; without it each baseline compiles cold in its runner),
 #   cold and calibrated (the calibration's cache and record set aside, and back), channel (Q6 compiled
 #   and eager at SF10, or at CHANNEL_SF, prepared first), host (scripts/gpu/host.py: Q6 and Q14 under
-#   each condition of an evaluation), autotune (scripts/gpu/autotune.py), monitor (the GPU's clocks and
+#   each condition of an evaluation), switch (scripts/gpu/switch.py: Q6 compiled, the Triton Q3 and Q14,
+#   call by call under each suspect), autotune (scripts/gpu/autotune.py), monitor (the GPU's clocks and
 #   the busiest processes, logged until `unmonitor`), bundle (the logs so far into logs.tgz), probe
 #   (scripts/gpu/probe.py: a round's host probe against the usual),
 #   new-SET and old-SET (SET: cuda-core or triton-core; old-*: the harness of commit d37eae1, unpacked
@@ -63,6 +64,9 @@ clocks_event_reasons.active,utilization.gpu,memory.used --format=csv -lms 500 > 
              for mode in ${CHANNEL_MODES:-compiled eager}; do PYTHONPATH=/tmp/site:$PWD python3 scripts/gpu/channel.py \
                "$DATA/sf$sf" --mode $mode --rounds "${CHANNEL_ROUNDS:-3}" --out "$OUT/channel-sf$sf-$mode.json" 2>&1 \
                | tail -7 | tee -a "$OUT/trust.log"; done ;;
+    switch) PYTHONPATH=/tmp/site:$PWD python3 scripts/gpu/switch.py "$DATA/sf10" --candidate 6 \
+              --candidate 3=examples/triton-core/q03.py --candidate 14=examples/triton-core/q14.py \
+              --out "$OUT/switch.json" 2>&1 | grep -v ' done$' | tee -a "$OUT/trust.log" ;;
     host) PYTHONPATH=/tmp/site:$PWD python3 scripts/gpu/host.py "$DATA/sf10" --out "$OUT/host.json" 2>&1 \
             | grep -v '^{' | tee -a "$OUT/trust.log" ;;
     new-*) run_set "$PWD" "${step#new-}" "$step${ROUND:+-r$ROUND}" --sandbox process ;;

@@ -1,0 +1,219 @@
+"""Where a runner's calls lose time against the same calls in one process, call by call.
+
+The example sets' calls run 13-20% slower in the runners than in harness 0.4.1's one process (sessions
+20-27 on H100s), the kernels more than their baselines, and the baseline timed alone, the kernel's runner
+gone, no faster (session 27). Session 17's host.py blamed a second runner's turns on the device (+9-10%
+on the H200), with the harness's spin on one fixed core. This measures each suspect by itself. Runner A
+(the candidate) times batches of calls by its own clock, each call from its start to its return ("issue":
+the host's work of launching it) and until the device is done ("call"); runner B (the query's eager
+TorchPlan) holds its context and tables throughout. Conditions, each against "free":
+
+- free: A's thread where Linux puts it; this process sleeps on A's answer (as 0.4.1: nothing spins);
+- pinned: A on the runners' core (evaluator/harness/cores.py), this process sleeping;
+- pinned+spin: and this process polls for A's answer on the harness's cores, as the harness does;
+- spin@N: this process polls from core N alone (every other core in turn: a hidden SMT sibling of the
+  runners' core would show as one N far dearer than the rest);
+- turns: as pinned+spin, and B runs a batch on A's core between two of A's, as in an evaluation;
+- turns+warm: and A makes one call, untimed, before each batch's L2 flush;
+- apart: as turns, B on another core;
+- cpu: as pinned+spin, and B keeps A's core busy (8 MB of memory) as long as its batch took, no GPU work.
+
+A's batches are armed as the harness arms them (L2 flushed, device idle). The table gives the first call
+of a batch and the rest: a cost in the first call only is a switch that one untimed call would absorb; a
+cost in every call is not.
+
+    python scripts/gpu/switch.py SF_FOLDER [--candidate 6] [--candidate 3=examples/triton-core/q03.py]
+    python scripts/gpu/switch.py SF_FOLDER --device cpu --batches 2 --rounds 1   # a dry run, 2 cores
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import sys
+import tempfile
+from collections.abc import Iterator
+from contextlib import ExitStack, contextmanager
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
+
+from evaluator.harness.cores import pinned, split  # noqa: E402
+from evaluator.harness.launch import Launch, Launcher  # noqa: E402
+from evaluator.harness.remote import Remote  # noqa: E402
+from evaluator.harness.session import SPIN_S  # noqa: E402
+from evaluator.queries import QUERIES  # noqa: E402
+
+# The runner, with three more commands: `percall` (a batch timed call by call by its own clock, no
+# results gathered), `prime` (one untimed call, before `arm`), `burn` (host work).
+RUNNER = """
+import os, time
+import numpy as np
+from evaluator.runner import commands
+
+def percall(state, command):
+    issue, call = [], []
+    for clone, index in command["calls"]:
+        started = time.perf_counter()
+        state.call(state.pool[clone % len(state.pool)], state.params[index])
+        issued = time.perf_counter()
+        state.sync()
+        issue.append(issued - started)
+        call.append(time.perf_counter() - started)
+    return {"issue_s": issue, "call_s": call}, b""
+
+def prime(state, command):
+    state.call(state.pool[0], state.params[0])
+    state.sync()
+    return {}, b""
+
+MEMORY = np.ones(1 << 20)  # 8 MB
+
+def burn(state, command):
+    if command.get("cpus"):
+        os.sched_setaffinity(0, command["cpus"])
+    until = time.perf_counter() + command["seconds"]
+    while time.perf_counter() < until:
+        MEMORY.sum()
+    return {}, b""
+
+commands.COMMANDS.update(percall=percall, prime=prime, burn=burn)
+commands.main()
+os._exit(0)
+"""
+
+
+@contextmanager
+def runner(folder: Path, device: str, query: int, params: list[Any], kernel: str | None) -> Iterator[Remote]:
+    """A runner of `kernel` (a file, core scope) or of the query's TorchPlan ("compiled" or "eager"), its
+    tables and pool ready."""
+    with tempfile.TemporaryDirectory(prefix="dkb-switch-") as scratch:
+        launch = Launch(
+            argv=[sys.executable, "-c", RUNNER], readable=[folder], writable=[Path(scratch)], hidden=[],
+            env={"OMP_WAIT_POLICY": "PASSIVE"}, timeout_s=3600, channel=True,  # as the harness's runners
+        )  # fmt: skip
+        remote = Remote(Launcher().start(launch), "runner")
+        try:
+            remote.ask(
+                {"op": "start", "device": device, "query": query, "compile": kernel == "compiled"}, 300
+            )
+            if kernel in ("compiled", "eager"):
+                remote.ask({"op": "load", "baseline": kernel}, 600)
+            else:
+                remote.ask({"op": "load", "kernel_path": str(Path(kernel).resolve()), "scope": "core"}, 600)
+            remote.ask({"op": "tables", "folder": str(folder)}, 300)
+            remote.ask({"op": "pool", "size": 4, "params": params, "warm": True}, 600)
+            yield remote
+        finally:
+            remote.stop()
+
+
+def conditions(device: str) -> dict[str, dict[str, Any]]:
+    """Per condition: A pinned or not, where this process polls (None: it sleeps), B's turn."""
+    cores = split(device)
+    everything = sorted(os.sched_getaffinity(0))
+    core = sorted(cores.runners) if cores else everything[-1:]
+    harness = sorted(cores.harness) if cores else everything
+    found: dict[str, dict[str, Any]] = {
+        "free": {"a": everything, "spin": None},
+        "pinned": {"a": core, "spin": None},
+        "pinned+spin": {"a": core, "spin": harness},
+    }
+    for other in everything:
+        if other not in core:
+            found[f"spin@{other}"] = {"a": core, "spin": [other]}
+    found["turns"] = {"a": core, "spin": harness, "b": core}
+    found["turns+warm"] = {"a": core, "spin": harness, "b": core, "warm": True}
+    found["apart"] = {"a": core, "spin": harness, "b": [c for c in harness if c not in core][-1:] or core}
+    found["cpu"] = {"a": core, "spin": harness, "burn": core}
+    return found
+
+
+def measure(args: argparse.Namespace, number: int, kernel: str) -> list[dict[str, Any]]:
+    params = QUERIES[number].parameter_sets(4, 20261202)
+    calls = [[i, i % len(params)] for i in range(args.calls)]
+    spin_s = SPIN_S if args.device == "cuda" else 0.0
+    rows = []
+    with ExitStack() as stack:
+        a = stack.enter_context(runner(args.sf_folder, args.device, number, params, kernel))
+        b = stack.enter_context(runner(args.sf_folder, args.device, number, params, "eager"))
+        b_s = 0.01
+        for round_ in range(args.rounds):
+            for name, condition in conditions(args.device).items():
+                spin = condition["spin"]
+                a.spin_s = b.spin_s = spin_s if spin else 0.0
+                with pinned(frozenset(spin) if spin else None):
+                    for rep in range(args.batches + 1):  # the first batch of each: a warm-up, not kept
+                        if "b" in condition:
+                            b.ask({"op": "arm", "cpus": condition["b"]}, 300)
+                            b_s = sum(b.ask({"op": "percall", "calls": calls}, 300)[0]["call_s"])
+                        if "burn" in condition:
+                            b.ask({"op": "burn", "cpus": condition["burn"], "seconds": b_s}, 300)
+                        if condition.get("warm"):
+                            a.ask({"op": "prime", "warm": True}, 300)
+                        a.ask({"op": "arm", "cpus": condition["a"]}, 300)
+                        answer, _ = a.ask({"op": "percall", "calls": calls}, 300)
+                        if rep:
+                            row = {"query": number, "candidate": Path(kernel).name, "round": round_,
+                                   "condition": name} | answer  # fmt: skip
+                            rows.append(row)
+                print(f"Q{number} {name} round {round_}: done", file=sys.stderr, flush=True)
+    return rows
+
+
+def figures(rows: list[dict[str, Any]]) -> tuple[float, float, float, float]:
+    """Milliseconds, medians over batches: the first call, the mean of the others, and each's issue."""
+    first = statistics.median(1e3 * r["call_s"][0] for r in rows)
+    others = statistics.median(1e3 * statistics.mean(r["call_s"][1:]) for r in rows)
+    issue_first = statistics.median(1e3 * r["issue_s"][0] for r in rows)
+    issue_others = statistics.median(1e3 * statistics.mean(r["issue_s"][1:]) for r in rows)
+    return first, others, issue_first, issue_others
+
+
+def summarize(rows: list[dict[str, Any]]) -> None:
+    print("| query | candidate | condition | first call ms | vs free | other calls ms | vs free | "
+          "issue, first ms | issue, others ms |")  # fmt: skip
+    print("|---|---|---|---|---|---|---|---|---|")
+    for key in sorted({(r["query"], r["candidate"]) for r in rows}):
+        mine = [r for r in rows if (r["query"], r["candidate"]) == key]
+        by = {
+            name: [r for r in mine if r["condition"] == name]
+            for name in dict.fromkeys(r["condition"] for r in mine)
+        }
+        free = figures(by["free"])
+        for name, kept in by.items():
+            first, others, issue_first, issue_others = figures(kept)
+            print(f"| Q{key[0]} | {key[1]} | {name} | {first:.4f} | {100 * (first / free[0] - 1):+.1f}% | "
+                  f"{others:.4f} | {100 * (others / free[1] - 1):+.1f}% | {issue_first:.4f} | "
+                  f"{issue_others:.4f} |")  # fmt: skip
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("sf_folder", type=Path)
+    parser.add_argument("--candidate", action="append", help="N (compiled TorchPlan) or N=KERNEL_FILE")
+    parser.add_argument("--calls", type=int, default=10, help="calls a batch (the harness: 10 at 0.5 ms)")
+    parser.add_argument("--batches", type=int, default=20, help="batches per condition and round")
+    parser.add_argument("--rounds", type=int, default=2)
+    parser.add_argument("--device", default="cuda", help="cpu: a dry run of the script")
+    parser.add_argument("--out", type=Path)
+    args = parser.parse_args()
+    siblings = {}  # per core, the SMT siblings Linux shows (none on a VM that hides them)
+    for cpu in sorted(os.sched_getaffinity(0)):
+        listed = Path(f"/sys/devices/system/cpu/cpu{cpu}/topology/thread_siblings_list")
+        siblings[cpu] = listed.read_text().strip() if listed.exists() else ""
+    print(f"cores {split(args.device)}; SMT siblings {siblings}", flush=True)
+    rows = []
+    for candidate in args.candidate or ["6"]:
+        number, _, kernel = candidate.partition("=")
+        rows += measure(args, int(number), kernel or "compiled")
+    summarize(rows)
+    if args.out:
+        args.out.write_text(json.dumps({"siblings": siblings, "rows": rows}, indent=1))
+
+
+if __name__ == "__main__":
+    main()

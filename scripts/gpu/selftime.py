@@ -1,0 +1,163 @@
+"""The runners' own clocks inside a real evaluation, beside the harness's: a diagnostic, never the product.
+
+The example sets' calls are timed 13-20% slower by harness 0.6.x than by 0.4.1 (sessions 20-27), while
+a runner timing the same calls by its own clock, beside a second runner taking turns, lost 3-5% (scripts/
+gpu/switch.py, session 28). This says where the rest goes, in the product's own evaluation (`python -m
+evaluator run`). `patch TREE` rewrites a copy of the tree: each runner logs, for every timed batch, its
+own clock around each call (the call, its result's `take`, the synchronize) and around `gather`; the
+harness logs the seconds it timed the batch and what it scored once the channel's share came off. Both
+append JSON lines to a folder named at `patch` (the runner writes a batch's line when armed for
+the next one, outside any timed window; the last batch of each runner is not logged). `summarize DIR`
+pairs them batch by batch, per query and side, and prints per call, in milliseconds (medians over
+batches): the harness's raw and scored time, the runner's from its first call to its last synchronize,
+the first call and the others, the `take`s, `gather`.
+
+    python scripts/gpu/selftime.py patch TREE LOGS     # TREE: a copy of this tree, rewritten in place
+    python -m evaluator run ...                        # in TREE
+    python scripts/gpu/selftime.py summarize LOGS
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+from collections import defaultdict
+from pathlib import Path
+from typing import Any
+
+RUNNER_BATCH = """
+SELFTIME: list = []
+
+
+def batch(state: State, command: dict[str, Any]) -> Answer:
+    from evaluator.results import gather, take
+
+    params = command.get("params", state.params)
+    layout, views, offset = [], [], 0
+    calls, takes = [], []
+    started = time.perf_counter()
+    for clone, index in command["calls"]:
+        called = time.perf_counter()
+        result = state.call(state.pool[clone % len(state.pool)], params[index])
+        taking = time.perf_counter()
+        columns, taken, offset = take(result, offset)
+        takes.append(time.perf_counter() - taking)
+        layout.append(columns)
+        views += taken
+        state.sync()
+        calls.append(time.perf_counter() - called)
+    gathering = time.perf_counter()
+    data = gather(views)
+    SELFTIME.append({"pid": os.getpid(), "query": state.query.number, "side": "kernel" if state.filename else
+                     "baseline", "calls_s": calls, "take_s": takes, "batch_s": gathering - started,
+                     "gather_s": time.perf_counter() - gathering})
+    return {"layout": layout}, data
+
+
+def _log_selftime() -> None:
+    import json
+    if SELFTIME:
+        with open(os.path.join(LOG_FOLDER, f"runner-{os.getpid()}.jsonl"), "a") as log:
+            log.writelines(json.dumps(record) + "\\n" for record in SELFTIME)
+        SELFTIME.clear()
+
+
+"""
+
+HARNESS_RETURN = '    return trip.minus(seconds, name, len(command.get("calls", []))), answer, payload\n'
+HARNESS_LOGGED = """    scored = trip.minus(seconds, name, len(command.get("calls", [])))
+    if True:
+        import json
+
+        with open(os.path.join(LOG_FOLDER, f"harness-{os.getpid()}.jsonl"), "a") as log:
+            log.write(json.dumps({"query": sides.query.number, "side": name, "calls": len(command["calls"]),
+                                  "seconds": seconds, "scored": scored, "at": time.monotonic()}) + "\\n")
+    return scored, answer, payload
+"""
+
+
+def replace_once(path: Path, old: str, new: str) -> None:
+    text = path.read_text()
+    assert text.count(old) == 1, f"{path}: the text to rewrite is not there once: {old[:60]!r}"
+    path.write_text(text.replace(old, new))
+
+
+def patch(tree: Path, logs: Path) -> None:
+    """`tree`'s runner and harness rewritten to log to `logs` (a path written into the code: a sandboxed
+    runner's environment is cleared)."""
+    folder = f"\nLOG_FOLDER = {str(logs.resolve())!r}\n"
+    commands = tree / "evaluator/runner/commands.py"
+    text = commands.read_text()
+    start, end = text.index("\ndef batch("), text.index("\ndef shape(")
+    commands.write_text(text[:start] + folder + RUNNER_BATCH + text[end:])
+    arming = '    if command.get("cpus"):\n        os.sched_setaffinity'
+    replace_once(commands, arming, "    _log_selftime()\n" + arming)
+    timed = tree / "evaluator/harness/timed.py"
+    replace_once(timed, HARNESS_RETURN, HARNESS_LOGGED)
+    replace_once(timed, "import hashlib\n", "import hashlib\nimport os\n")
+    replace_once(timed, "\nDISTURBED = ", folder + "DISTURBED = ")
+
+
+def ms(values: list[float]) -> str:
+    return f"{1e3 * statistics.median(values):.4f}"
+
+
+def summarize(folder: Path) -> None:
+    harness: dict[tuple[int, str], list[dict[str, Any]]] = defaultdict(list)
+    for path in sorted(folder.glob("harness-*.jsonl")):
+        for line in path.read_text().splitlines():
+            record = json.loads(line)
+            harness[(record["query"], record["side"])].append(record)
+    runners: dict[tuple[int, str], list[dict[str, Any]]] = defaultdict(list)
+    for path in sorted(folder.glob("runner-*.jsonl")):
+        for line in path.read_text().splitlines():
+            record = json.loads(line)
+            runners[(record["query"], record["side"])].append(record)
+    print("| query | side | batches | calls | harness raw | harness scored | runner batch | first call | "
+          "other calls | takes | gather |")  # fmt: skip
+    print("|---|---|---|---|---|---|---|---|---|---|---|")
+    rows: list[tuple[str, list[tuple[dict[str, Any], dict[str, Any]]]]] = []
+    for key in sorted(harness):
+        # A runner's batches are the harness's of that query and side, in order (the last one unlogged).
+        timed, ran = harness[key], runners.get(key, [])
+        pairs = [(h, r) for h, r in zip(timed, ran, strict=False) if h["calls"] == len(r["calls_s"])]
+        if key[1] == "kernel" or not harness.get((key[0], "kernel")):
+            rows.append((f"Q{key[0]} | {key[1]}", pairs))
+            continue
+        # The baseline's batches beside the kernel's, then alone once the kernel's runner is gone.
+        last = harness[(key[0], "kernel")][-1]["at"]
+        rows.append((f"Q{key[0]} | baseline", [(h, r) for h, r in pairs if h["at"] <= last]))
+        rows.append((f"Q{key[0]} | baseline alone", [(h, r) for h, r in pairs if h["at"] > last]))
+    for label, pairs in rows:
+        if not pairs:
+            continue
+
+        others = [statistics.mean(r["calls_s"][1:]) for _, r in pairs if len(r["calls_s"]) > 1] or [0.0]
+        cells = [
+            [h["seconds"] / h["calls"] for h, _ in pairs],
+            [h["scored"] / h["calls"] for h, _ in pairs],
+            [r["batch_s"] / len(r["calls_s"]) for _, r in pairs],
+            [r["calls_s"][0] for _, r in pairs],
+            others,
+            [sum(r["take_s"]) / len(r["take_s"]) for _, r in pairs],
+            [r["gather_s"] / len(r["calls_s"]) for _, r in pairs],
+        ]
+        print(f"| {label} | {len(pairs)} | {pairs[0][0]['calls']} | " + " | ".join(map(ms, cells)) + " |")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("action", choices=("patch", "summarize"))
+    parser.add_argument("folder", type=Path, help="patch: the tree; summarize: the logs")
+    parser.add_argument("logs", type=Path, nargs="?", help="patch: where the logs go")
+    args = parser.parse_args()
+    if args.action == "patch":
+        assert args.logs, "patch TREE LOGS"
+        patch(args.folder, args.logs)
+    else:
+        summarize(args.folder)
+
+
+if __name__ == "__main__":
+    main()

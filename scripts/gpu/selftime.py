@@ -120,15 +120,18 @@ def summarize(folder: Path) -> None:
     rows: list[tuple[str, list[tuple[dict[str, Any], dict[str, Any]]]]] = []
     for key in sorted(harness):
         # A runner's batches are the harness's of that query and side, in order (the last one unlogged).
-        timed, ran = harness[key], runners.get(key, [])
-        pairs = [(h, r) for h, r in zip(timed, ran, strict=False) if h["calls"] == len(r["calls_s"])]
-        if key[1] == "kernel" or not harness.get((key[0], "kernel")):
-            rows.append((f"Q{key[0]} | {key[1]}", pairs))
-            continue
+        pairs = list(zip(harness[key], runners.get(key, []), strict=False))
+        assert all(h["calls"] == len(r["calls_s"]) for h, r in pairs), f"Q{key[0]} {key[1]}: out of step"
         # The baseline's batches beside the kernel's, then alone once the kernel's runner is gone.
-        last = harness[(key[0], "kernel")][-1]["at"]
-        rows.append((f"Q{key[0]} | baseline", [(h, r) for h, r in pairs if h["at"] <= last]))
-        rows.append((f"Q{key[0]} | baseline alone", [(h, r) for h, r in pairs if h["at"] > last]))
+        kernel = harness.get((key[0], "kernel"))
+        last = kernel[-1]["at"] if kernel and key[1] == "baseline" else float("inf")
+        for phase, kept in (
+            ("", [p for p in pairs if p[0]["at"] <= last]),
+            (" alone", [p for p in pairs if p[0]["at"] > last]),
+        ):
+            # Warm-up batches of one call, then the samples (evaluator/timing.py, `time_rounds`).
+            for calls in sorted({h["calls"] for h, _ in kept}):
+                rows.append((f"Q{key[0]} | {key[1]}{phase}", [p for p in kept if p[0]["calls"] == calls]))
     for label, pairs in rows:
         if not pairs:
             continue

@@ -53,11 +53,15 @@ KEPT_BYTES = 64 << 20  # distinct timed results kept for checking, per candidate
 def arm_command(sides: Sides, drain: bool = False) -> dict[str, Any]:
     """Ready for a timed batch, on the runners' core (evaluator/harness/cores.py): a runner starts on all the
     harness's cores, so that the two start up side by side, and moves its thread there when armed. With
-    `drain` (the baseline's runner), first the device left to run nothing else (`DeviceBusy`)."""
+    `drain` (the baseline's runner), first the device left to run nothing else (`DeviceBusy`). On a GPU
+    the runner then makes one call of its own, untimed (`prime`, 0.6.15): the first call after the other
+    runner's turn ran 0.1-0.3 ms slower than the rest, on both sides alike, which took about 1% off the
+    Triton example set's speedups at 7 calls a sample (docs/benchmarks.md, session 28)."""
     return (
         {"op": "arm"}
         | ({"cpus": sorted(sides.runner_cores)} if sides.runner_cores else {})
         | ({"drain": min(DRAIN_LIMIT_S, sides.query_timeout_s / 2)} if drain else {})
+        | ({"prime": True} if sides.device.startswith("cuda") else {})
     )
 
 

@@ -180,10 +180,13 @@ def _stop_compile_workers() -> None:
 def arm(state: State, command: dict[str, Any]) -> Answer:
     """Before a timed batch, outside the harness's window: this thread on the timing core (where both
     runners are timed, evaluator/harness/cores.py), with "drain" (the baseline's runner) the device
-    running nothing of another process's (`drain`), the L2 cache flushed, the device idle."""
+    running nothing of another process's (`drain`), with "prime" one call made (`prime`), the L2 cache
+    flushed, the device idle."""
     if command.get("cpus"):
         os.sched_setaffinity(0, command["cpus"])
     drained = drain(state, float(command["drain"])) if command.get("drain") else {}
+    if command.get("prime"):
+        prime(state)
     if state.flush is not None:
         state.flush.fill_(0)
     state.sync()
@@ -211,6 +214,14 @@ def drain(state: State, limit_s: float) -> dict[str, Any]:
             return {"busy_s": probed - started if probes > 1 else 0.0, "probes": probes, "idle": True}
         if answered - started > limit_s:
             return {"busy_s": answered - started, "probes": probes, "idle": False}
+
+
+def prime(state: State) -> None:
+    """One call, untimed, on the pool's first clone with the first parameter set: a batch's first call
+    otherwise pays for the other runner's turn (its work on this core and on the device), on a GPU
+    0.1-0.3 ms more than the batch's other calls; after one call of its own it does not (scripts/gpu/
+    switch.py and selftime.py, docs/benchmarks.md, session 28). The call's result is dropped."""
+    state.call(state.pool[0], state.params[0] if state.params else {})
 
 
 def ping(state: State, command: dict[str, Any]) -> Answer:

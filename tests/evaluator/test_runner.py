@@ -157,6 +157,45 @@ def test_the_baselines_arm_drains_the_device_of_other_work_and_says_how_long_it_
     assert drained["idle"] is False and drained["busy_s"] >= 0.05
 
 
+def test_a_primed_arm_makes_one_call_on_the_first_clone_before_the_flush(sf001) -> None:
+    """With "prime" (on a GPU, both runners, before each timed batch), `arm` calls the candidate once, on
+    the pool's first clone with the first parameter set, before the L2 flush; without it, no call."""
+    from evaluator.queries import QUERIES
+    from evaluator.runner import commands as runner
+
+    state = runner.State()
+    runner.start(state, {"op": "start", "device": "cpu", "query": 6})
+    runner.load(state, {"op": "load", "baseline": "eager"})
+    runner.tables(state, {"op": "tables", "folder": str(sf001)})
+    params = QUERIES[6].parameter_sets(2, 7)
+    runner.pool(state, {"op": "pool", "size": 2, "params": params})
+    state.flush = Flush()
+    seen: list[tuple[object, dict, int]] = []
+    plan = state.fn
+
+    def candidate(tables: object, **given: object) -> object:
+        seen.append((tables, given, state.flush.fills))
+        return plan(tables, **given)
+
+    state.fn = candidate
+    assert runner.arm(state, {"op": "arm"}) == ({}, b"") and seen == []
+    assert runner.arm(state, {"op": "arm", "prime": True}) == ({}, b"")
+    assert [(tables is state.pool[0], given, fills) for tables, given, fills in seen] == [
+        (True, params[0], 1)
+    ]
+    assert state.flush.fills == 2  # flushed after the call, as on every arm
+
+
+class Flush:
+    """The L2 flush's buffer, counting its fills (a CPU runner has none)."""
+
+    def __init__(self) -> None:
+        self.fills = 0
+
+    def fill_(self, value: int) -> None:
+        self.fills += 1
+
+
 def test_an_echo_answers_a_batchs_layout_and_bytes_without_a_call(sf001) -> None:
     """`echo` sends back what a batch with results of the given shape would send: the harness times it
     from the baseline's runner and takes it off the timed samples (the channel, not the calls)."""

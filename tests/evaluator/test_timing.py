@@ -143,7 +143,7 @@ class ScriptedRemote:
 
 
 def test_the_baselines_round_trip_is_taken_off_both_sides_and_the_kernels_never() -> None:
-    sides = SimpleNamespace(runner_cores=None, query_timeout_s=60)
+    sides = SimpleNamespace(runner_cores=None, query_timeout_s=60, device="cpu")
     trip = RoundTrip()
     baseline = ScriptedRemote({"ping": 0.0001, "batch": 0.0051})
     kernel = ScriptedRemote({"ping": 0.02, "batch": 0.0031})  # it slows its own ping to 20 ms
@@ -551,7 +551,19 @@ def test_a_device_that_never_drains_ends_the_kernels_timing() -> None:
 def test_a_cpu_evaluation_drains_nothing() -> None:
     outcome, baseline, _ = _time_both("cpu", [])
     assert outcome.status == "passed" and "device_busy" not in outcome.stats
-    assert not any(c.get("drain") for c in baseline.sent)
+    assert not any(c.get("drain") or c.get("prime") for c in baseline.sent)
+
+
+def test_on_a_gpu_both_runners_make_one_untimed_call_before_each_timed_batch() -> None:
+    """`prime` (0.6.15): every `arm` of either side carries it on a GPU, so no sample's first call pays
+    for the other runner's turn; the baseline's still drains the device first (its runner's order)."""
+    idle = [{"busy_s": 0.0, "probes": 1, "idle": True}] * 400
+    outcome, baseline, kernel = _time_both("cuda", idle)
+    assert outcome.status == "passed", outcome.reason
+    for remote in (baseline, kernel):
+        ops = [c["op"] for c in remote.sent]
+        arms = [c for c in remote.sent if c["op"] == "arm"]
+        assert ops.count("batch") == len(arms) > 12 and all(c.get("prime") is True for c in arms)
 
 
 def test_the_baselines_runner_echoes_both_sides_last_batches_between_arm_and_ping() -> None:

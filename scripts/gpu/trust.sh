@@ -12,7 +12,9 @@
 #   the busiest processes, logged until `unmonitor`), bundle (the logs so far into logs.tgz), probe
 #   (scripts/gpu/probe.py: a round's host probe against the usual),
 #   new-SET and old-SET (SET: cuda-core or triton-core; old-*: the harness of commit d37eae1, unpacked
-#   into old/ by `git archive d37eae1 evaluator sandbox | tar -x -C old`, carried), summary (a row per
+#   into old/ by `git archive d37eae1 evaluator sandbox | tar -x -C old`, carried), selftime-SET (new-SET
+#   in a copy of this tree whose runners and harness log their own clocks, scripts/gpu/selftime.py; its
+#   report is new-SET's, so give it a ROUND of its own), summary (a row per
 #   report and query, then per query each harness's speedups over all its reports, cold and calibrated
 #   alike, their median and the move).
 #   ROUND=N names the reports of new-* and old-* `...-rN`, so that rounds on one machine compare.
@@ -70,6 +72,12 @@ clocks_event_reasons.active,utilization.gpu,memory.used --format=csv -lms 500 > 
     host) PYTHONPATH=/tmp/site:$PWD python3 scripts/gpu/host.py "$DATA/sf10" --out "$OUT/host.json" 2>&1 \
             | grep -v '^{' | tee -a "$OUT/trust.log" ;;
     new-*) run_set "$PWD" "${step#new-}" "$step${ROUND:+-r$ROUND}" --sandbox process ;;
+    selftime-*) set_=${step#selftime-}; name=$set_${ROUND:+-r$ROUND}; copy=/tmp/dkb-selftime/$name
+                rm -rf "$copy" && mkdir -p "$copy/logs" && cp -a . "$copy/tree" \
+                  && python3 scripts/gpu/selftime.py patch "$copy/tree" "$copy/logs" \
+                  && (cd "$copy/tree" && bash scripts/gpu/trust.sh "new-$set_")
+                python3 scripts/gpu/selftime.py summarize "$copy/logs" | tee "$OUT/selftime-$name.md"
+                tar -C "$copy" -czf "$OUT/selftime-$name-logs.tgz" logs ;;
     old-*) run_set "$PWD/old" "${step#old-}" "$step${ROUND:+-r$ROUND}" --compile-cache "$CACHE" --no-prepare \
              --queries "$(queries_of "examples/${step#old-}")" ;;
     summary) python3 - "$VAR/reports" <<'EOF' | tee "$OUT/summary.md"

@@ -55,8 +55,8 @@ def arm_command(sides: Sides, drain: bool = False) -> dict[str, Any]:
     harness's cores, so that the two start up side by side, and moves its thread there when armed. With
     `drain` (the baseline's runner), first the device left to run nothing else (`DeviceBusy`). On a GPU
     the runner then makes one call of its own, untimed (`prime`, 0.6.15): the first call after the other
-    runner's turn ran 0.1-0.3 ms slower than the rest, on both sides alike, which took about 1% off the
-    Triton example set's speedups at 7 calls a sample (docs/benchmarks.md, session 28)."""
+    runner's turn ran up to 0.4 ms slower than the rest, on either side, which moved the Triton example
+    set's speedups by up to 0.8% at 7 calls a sample (docs/benchmarks.md, session 28)."""
     return (
         {"op": "arm"}
         | ({"cpus": sorted(sides.runner_cores)} if sides.runner_cores else {})

@@ -218,9 +218,9 @@ def drain(state: State, limit_s: float) -> dict[str, Any]:
 
 def prime(state: State) -> None:
     """One call, untimed, on the pool's first clone with the first parameter set: a batch's first call
-    otherwise pays for the other runner's turn (its work on this core and on the device), on a GPU
-    0.1-0.3 ms more than the batch's other calls; after one call of its own it does not (scripts/gpu/
-    switch.py and selftime.py, docs/benchmarks.md, session 28). The call's result is dropped."""
+    otherwise pays for the other runner's turn (its work on this core and on the device), on a GPU up
+    to 0.4 ms more than the batch's other calls; after one call of its own, 0.06-0.19 ms more
+    (scripts/gpu/switch.py and selftime.py, docs/benchmarks.md, session 28). Its result is dropped."""
     state.call(state.pool[0], state.params[0] if state.params else {})
 
 

@@ -14,7 +14,7 @@ TorchPlan) holds its context and tables throughout. Conditions, each against "fr
 - spin@N: this process polls from core N alone (every other core in turn: a hidden SMT sibling of the
   runners' core would show as one N far dearer than the rest);
 - turns: as pinned+spin, and B runs a batch on A's core between two of A's, as in an evaluation;
-- turns+warm: and A makes one call, untimed, before each batch's L2 flush;
+- turns+warm: and A makes one call, untimed, before each batch's L2 flush (the harness's `prime`, 0.6.15);
 - apart: as turns, B on another core;
 - cpu: as pinned+spin, and B keeps A's core busy (8 MB of memory) as long as its batch took, no GPU work.
 
@@ -47,8 +47,8 @@ from evaluator.harness.remote import Remote  # noqa: E402
 from evaluator.harness.session import SPIN_S  # noqa: E402
 from evaluator.queries import QUERIES  # noqa: E402
 
-# The runner, with three more commands: `percall` (a batch timed call by call by its own clock, no
-# results gathered), `prime` (one untimed call, before `arm`), `burn` (host work).
+# The runner, with two more commands: `percall` (a batch timed call by call by its own clock, no results
+# gathered) and `burn` (host work).
 RUNNER = """
 import os, time
 import numpy as np
@@ -65,11 +65,6 @@ def percall(state, command):
         call.append(time.perf_counter() - started)
     return {"issue_s": issue, "call_s": call}, b""
 
-def prime(state, command):
-    state.call(state.pool[0], state.params[0])
-    state.sync()
-    return {}, b""
-
 MEMORY = np.ones(1 << 20)  # 8 MB
 
 def burn(state, command):
@@ -80,7 +75,7 @@ def burn(state, command):
         MEMORY.sum()
     return {}, b""
 
-commands.COMMANDS.update(percall=percall, prime=prime, burn=burn)
+commands.COMMANDS.update(percall=percall, burn=burn)
 commands.main()
 os._exit(0)
 """
@@ -152,9 +147,10 @@ def measure(args: argparse.Namespace, number: int, kernel: str) -> list[dict[str
                             b_s = sum(b.ask({"op": "percall", "calls": calls}, 300)[0]["call_s"])
                         if "burn" in condition:
                             b.ask({"op": "burn", "cpus": condition["burn"], "seconds": b_s}, 300)
-                        if condition.get("warm"):
-                            a.ask({"op": "prime", "warm": True}, 300)
-                        a.ask({"op": "arm", "cpus": condition["a"]}, 300)
+                        # "warm": the harness's own `prime` (0.6.15), one untimed call as the runner is armed
+                        a.ask(
+                            {"op": "arm", "cpus": condition["a"], "prime": condition.get("warm", False)}, 300
+                        )
                         answer, _ = a.ask({"op": "percall", "calls": calls}, 300)
                         if rep:
                             row = {"query": number, "candidate": Path(kernel).name, "round": round_,
@@ -196,8 +192,10 @@ def main() -> None:
     parser.add_argument("sf_folder", type=Path)
     parser.add_argument("--candidate", action="append", help="N (compiled TorchPlan) or N=KERNEL_FILE")
     parser.add_argument("--calls", type=int, default=10, help="calls a batch (the harness: 10 at 0.5 ms)")
-    parser.add_argument("--batches", type=int, default=20, help="batches per condition and round")
-    parser.add_argument("--rounds", type=int, default=2)
+    # Short blocks, many rounds: this host's speed drifts by up to 10% over minutes (session 28), and the
+    # conditions run one block after another.
+    parser.add_argument("--batches", type=int, default=5, help="batches per condition and round")
+    parser.add_argument("--rounds", type=int, default=8)
     parser.add_argument("--device", default="cuda", help="cpu: a dry run of the script")
     parser.add_argument("--out", type=Path)
     args = parser.parse_args()

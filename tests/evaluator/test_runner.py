@@ -157,9 +157,10 @@ def test_the_baselines_arm_drains_the_device_of_other_work_and_says_how_long_it_
     assert drained["idle"] is False and drained["busy_s"] >= 0.05
 
 
-def test_a_primed_arm_makes_one_call_on_the_first_clone_before_the_flush(sf001) -> None:
+def test_a_primed_arm_makes_one_call_on_the_first_clone_before_the_flush(sf001, monkeypatch) -> None:
     """With "prime" (on a GPU, both runners, before each timed batch), `arm` calls the candidate once, on
-    the pool's first clone with the first parameter set, before the L2 flush; without it, no call."""
+    the pool's first clone with the first parameter set, after the baseline's drain (which waits for the
+    kernel's work to leave the device) and before the L2 flush; without it, no call."""
     from evaluator.queries import QUERIES
     from evaluator.runner import commands as runner
 
@@ -184,6 +185,12 @@ def test_a_primed_arm_makes_one_call_on_the_first_clone_before_the_flush(sf001) 
         (True, params[0], 1)
     ]
     assert state.flush.fills == 2  # flushed after the call, as on every arm
+
+    order: list[str] = []
+    monkeypatch.setattr(runner, "drain", lambda state, limit_s: order.append("drain") or {"idle": True})
+    monkeypatch.setattr(state, "fn", lambda tables, **given: order.append("call") or plan(tables, **given))
+    assert runner.arm(state, {"op": "arm", "drain": 10.0, "prime": True}) == ({"idle": True}, b"")
+    assert order == ["drain", "call"]
 
 
 class Flush:

@@ -556,7 +556,8 @@ def test_a_cpu_evaluation_drains_nothing() -> None:
 
 def test_on_a_gpu_both_runners_make_one_untimed_call_before_each_timed_batch() -> None:
     """`prime` (0.6.15): every `arm` of either side carries it on a GPU, so no sample's first call pays
-    for the other runner's turn; the baseline's still drains the device first (its runner's order)."""
+    for the other runner's turn (the runner primes after the baseline's drain: tests/evaluator/
+    test_runner.py)."""
     idle = [{"busy_s": 0.0, "probes": 1, "idle": True}] * 400
     outcome, baseline, kernel = _time_both("cuda", idle)
     assert outcome.status == "passed", outcome.reason

@@ -1,16 +1,16 @@
 """The runners' own clocks inside a real evaluation, beside the harness's: a diagnostic, never the product.
 
 The example sets' calls are timed 13-20% slower by harness 0.6.x than by 0.4.1 (sessions 20-27), while
-a runner timing the same calls by its own clock, beside a second runner taking turns, lost 3-5% (scripts/
-gpu/switch.py, session 28). This says where the rest goes, in the product's own evaluation (`python -m
-evaluator run`). `patch TREE` rewrites a copy of the tree: each runner logs, for every timed batch, its
-own clock around each call (the call, its result's `take`, the synchronize) and around `gather`; the
-harness logs the seconds it timed the batch and what it scored once the channel's share came off. Both
-append JSON lines to a folder named at `patch` (the runner writes a batch's line when armed for
-the next one, outside any timed window; the last batch of each runner is not logged). `summarize DIR`
-pairs them batch by batch, per query and side, and prints per call, in milliseconds (medians over
-batches): the harness's raw and scored time, the runner's from its first call to its last synchronize,
-the first call and the others, the `take`s, `gather`.
+a runner timing its own calls beside a second runner that takes turns lost time only on each batch's
+first call (scripts/gpu/switch.py, session 28). This says where the time goes in the product's own
+evaluation (`python -m evaluator run`). `patch TREE` rewrites a copy of the tree: each runner logs, for
+every timed batch, its own clock around each call (the call, its result's `take`, the synchronize) and
+around `gather`; the harness logs the seconds it timed the batch and what it scored once the channel's
+share came off. Both append JSON lines to a folder named at `patch` (the runner writes a batch's line
+when armed for the next one, outside any timed window; the last batch of each runner is not logged).
+`summarize DIR` pairs them batch by batch, per query and side, and prints per call, in milliseconds
+(medians over batches): the harness's raw and scored time, the runner's from its first call to its last
+synchronize, the first call and the others, the `take`s, `gather`.
 
     python scripts/gpu/selftime.py patch TREE LOGS     # TREE: a copy of this tree, rewritten in place
     python -m evaluator run ...                        # in TREE
@@ -67,12 +67,11 @@ def _log_selftime() -> None:
 
 HARNESS_RETURN = '    return trip.minus(seconds, name, len(command.get("calls", []))), answer, payload\n'
 HARNESS_LOGGED = """    scored = trip.minus(seconds, name, len(command.get("calls", [])))
-    if True:
-        import json
+    import json
 
-        with open(os.path.join(LOG_FOLDER, f"harness-{os.getpid()}.jsonl"), "a") as log:
-            log.write(json.dumps({"query": sides.query.number, "side": name, "calls": len(command["calls"]),
-                                  "seconds": seconds, "scored": scored, "at": time.monotonic()}) + "\\n")
+    with open(os.path.join(LOG_FOLDER, f"harness-{os.getpid()}.jsonl"), "a") as log:
+        log.write(json.dumps({"query": sides.query.number, "side": name, "calls": len(command["calls"]),
+                              "seconds": seconds, "scored": scored, "at": time.monotonic()}) + "\\n")
     return scored, answer, payload
 """
 

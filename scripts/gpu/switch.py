@@ -1,4 +1,4 @@
-"""Where a runner's calls lose time against the same calls in one process, call by call.
+"""Where a runner's calls lose time, call by call, under each condition an evaluation puts it in.
 
 The example sets' calls run 13-20% slower in the runners than in harness 0.4.1's one process (sessions
 20-27 on H100s), the kernels more than their baselines, and the baseline timed alone, the kernel's runner

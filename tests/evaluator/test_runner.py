@@ -5,8 +5,13 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
+
+if TYPE_CHECKING:
+    from evaluator.runner.commands import State
 
 START = """
 import json, sys
@@ -55,12 +60,8 @@ def test_a_batch_names_each_calls_parameter_set_by_index(sf001) -> None:
     from evaluator.results import unpack
     from evaluator.runner import commands as runner
 
-    state = runner.State()
-    runner.start(state, {"op": "start", "device": "cpu", "query": 6})
-    runner.load(state, {"op": "load", "baseline": "eager"})
-    runner.tables(state, {"op": "tables", "folder": str(sf001)})
     params = QUERIES[6].parameter_sets(3, 7)
-    runner.pool(state, {"op": "pool", "size": 2, "params": params})
+    state = _eager_runner(sf001, 6, params)
 
     def revenue(p: dict) -> float:
         return float(state.fn(state.tables.clone(), **p)["revenue"][0])
@@ -132,11 +133,7 @@ def test_the_baselines_arm_drains_the_device_of_other_work_and_says_how_long_it_
     from evaluator.queries import QUERIES
     from evaluator.runner import commands as runner
 
-    state = runner.State()
-    runner.start(state, {"op": "start", "device": "cpu", "query": 6})
-    runner.load(state, {"op": "load", "baseline": "eager"})
-    runner.tables(state, {"op": "tables", "folder": str(sf001)})
-    runner.pool(state, {"op": "pool", "size": 1, "params": QUERIES[6].parameter_sets(1, 7)})
+    state = _eager_runner(sf001, 6, QUERIES[6].parameter_sets(1, 7), size=1)
     assert runner.arm(state, {"op": "arm"}) == ({}, b"")  # the kernel's runner is never asked to drain
 
     busy_for = [0.002] * 3
@@ -164,12 +161,8 @@ def test_a_primed_arm_makes_one_call_on_the_first_clone_before_the_flush(sf001, 
     from evaluator.queries import QUERIES
     from evaluator.runner import commands as runner
 
-    state = runner.State()
-    runner.start(state, {"op": "start", "device": "cpu", "query": 6})
-    runner.load(state, {"op": "load", "baseline": "eager"})
-    runner.tables(state, {"op": "tables", "folder": str(sf001)})
     params = QUERIES[6].parameter_sets(2, 7)
-    runner.pool(state, {"op": "pool", "size": 2, "params": params})
+    state = _eager_runner(sf001, 6, params)
     state.flush = Flush()
     seen: list[tuple[object, dict, int]] = []
     plan = state.fn
@@ -210,11 +203,7 @@ def test_an_echo_answers_a_batchs_layout_and_bytes_without_a_call(sf001) -> None
     from evaluator.results import unpack
     from evaluator.runner import commands as runner
 
-    state = runner.State()
-    runner.start(state, {"op": "start", "device": "cpu", "query": 1})
-    runner.load(state, {"op": "load", "baseline": "eager"})
-    runner.tables(state, {"op": "tables", "folder": str(sf001)})
-    runner.pool(state, {"op": "pool", "size": 2, "params": QUERIES[1].parameter_sets(2, 7)})
+    state = _eager_runner(sf001, 1, QUERIES[1].parameter_sets(2, 7))
     answer, payload = runner.batch(state, {"op": "batch", "calls": [[0, 0], [1, 1], [0, 1]]})
     shape = [[column[:3] for column in columns] for columns in answer["layout"]]
     calls = state.call
@@ -235,3 +224,16 @@ def test_an_echo_answers_a_batchs_layout_and_bytes_without_a_call(sf001) -> None
     assert {key: id(buffer) for key, buffer in state.echoed.items()} == buffers
     assert runner.echo(state, {"op": "echo", "side": "baseline", "calls": [[0, 0]] * 3})[1] == echoed_payload
     state.call = calls
+
+
+def _eager_runner(folder: Path, query: int, params: list[dict], size: int = 2) -> State:
+    """A runner's state as the harness leaves it before timing: the query's eager TorchPlan, the tables of
+    `folder` and a pool of `size` clones rotating over `params`."""
+    from evaluator.runner import commands as runner
+
+    state = runner.State()
+    runner.start(state, {"op": "start", "device": "cpu", "query": query})
+    runner.load(state, {"op": "load", "baseline": "eager"})
+    runner.tables(state, {"op": "tables", "folder": str(folder)})
+    runner.pool(state, {"op": "pool", "size": size, "params": params})
+    return state

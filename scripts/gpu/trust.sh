@@ -15,8 +15,8 @@
 #   into old/ by `git archive d37eae1 evaluator sandbox | tar -x -C old`, carried), selftime-SET (new-SET
 #   in a copy of this tree whose runners and harness log their own clocks, scripts/gpu/selftime.py; its
 #   report is new-SET's, so give it a ROUND of its own), summary (a row per
-#   report and query, then per query each harness's speedups over all its reports, cold and calibrated
-#   alike, their median and the move).
+#   report and query, then per query each harness's speedups over its reports, 0.6.x's cold and
+#   calibrated ones apart, their median and the move).
 #   ROUND=N names the reports of new-* and old-* `...-rN`, so that rounds on one machine compare.
 # Carry .whl (../shared/gpu/wheels.sh) and old/. Data, cache and reports live under /tmp/dkb-trust, which
 # stays while the machine is held: chain the calls, each within 30 s of the last.
@@ -117,21 +117,27 @@ for name, r in reports.items():
               f"{q['stats'].get('kernel_frozen_beside_baseline', '')} ({q['stats'].get('kernel_freezing_us', '')} us) | "
               f"{echo} | {device} |")
     print(f"| {name} | overall | | | | | | {r['overall_speedup'] or 0:.3f} | | | | | {r['wall_s']:.0f} | | | | |")
-print()  # per set and query, each harness's speedups over all its reports, and the move of the medians
+print()  # per set and query, each harness's speedups over its reports (0.6.x's cold and calibrated ones
+# apart: a query timed against its calibration's compiled baseline, or one compiled in its runner), the move
 print("| set, query | 0.6.x (new-*) rounds | median | spread | 0.4.1 (old-*) rounds | median | spread | move |")
 print("|---|---|---|---|---|---|---|---|")
+def calibrated(q):
+    return q["stats"].get("baseline_calibration") is not None
 for set_ in ("cuda-core", "triton-core"):
     runs = {side: [r for n, r in reports.items() if n.startswith(f"{side}-{set_}")] for side in ("new", "old")}
     numbers = sorted({q["query"] for rs in runs.values() for r in rs for q in r["queries"] if q["speedup"]})
-    for number in numbers:
+    for number, kind in ((n, k) for n in numbers for k in ("calibrated", "cold")):
         cells, medians = [], {}
         for side in ("new", "old"):
-            found = [q["speedup"] for r in runs[side] for q in r["queries"] if q["query"] == number and q["speedup"]]
+            found = [q["speedup"] for r in runs[side] for q in r["queries"] if q["query"] == number and q["speedup"]
+                     and (side == "old" or calibrated(q) == (kind == "calibrated"))]
             medians[side] = median(found) if found else None
             spread = f"{100 * (max(found) / min(found) - 1):.1f}%" if found else ""
             cells += [", ".join(f"{x:.3f}" for x in found), f"{medians[side]:.3f}" if found else "", spread]
-        move = f"{100 * (medians['new'] / medians['old'] - 1):+.1f}%" if None not in medians.values() else ""
-        print(f"| {set_} Q{number:02d} | {' | '.join(cells)} | {move} |")
+        if medians["new"] is None:
+            continue
+        move = f"{100 * (medians['new'] / medians['old'] - 1):+.1f}%" if medians["old"] else ""
+        print(f"| {set_} Q{number:02d}, 0.6.x {kind} | {' | '.join(cells)} | {move} |")
 EOF
       tar -C "$VAR" -czf "$OUT/reports.tgz" reports ;;
     *) echo "unknown step $step"; exit 2 ;;

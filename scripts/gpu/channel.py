@@ -90,20 +90,32 @@ os._exit(0)
 
 @contextmanager
 def self_timed_runner(
-    folder: Path, device: str, query: int, mode: str, params: list[dict[str, Any]], pool: int
+    folder: Path,
+    device: str,
+    query: int,
+    mode: str,
+    params: list[dict[str, Any]],
+    pool: int,
+    code: str = SELF_TIMED,
+    warm: bool = False,
 ) -> Iterator[Remote]:
-    """A runner of the query's TorchPlan in `mode`, its tables loaded and its pool made, ready to time."""
+    """A runner (`code`: this script's, or another's with commands of its own) of the query's TorchPlan in
+    `mode` ("compiled" or "eager"), or of a kernel file (core scope), its tables loaded and its pool made,
+    ready to time; with `warm`, started and pooled as the harness starts a baseline's (its compile's
+    imports in `start`, its first calls in `pool`)."""
     with tempfile.TemporaryDirectory(prefix="dkb-channel-") as scratch:
         launch = Launch(
-            argv=[sys.executable, "-c", SELF_TIMED], readable=[folder], writable=[Path(scratch)], hidden=[],
+            argv=[sys.executable, "-c", code], readable=[folder], writable=[Path(scratch)], hidden=[],
             env={"OMP_WAIT_POLICY": "PASSIVE"}, timeout_s=3600, channel=True,  # as the harness's runners
         )  # fmt: skip
         remote = Remote(Launcher().start(launch), "baseline", spin_s=SPIN_S if device == "cuda" else 0.0)
+        compiled = {"compile": True} if warm and mode == "compiled" else {}
+        load = {"baseline": mode} if mode in ("compiled", "eager") else {"kernel_path": mode, "scope": "core"}
         try:
-            remote.ask({"op": "start", "device": device, "query": query}, 300)
-            remote.ask({"op": "load", "baseline": mode}, 300)
+            remote.ask({"op": "start", "device": device, "query": query} | compiled, 300)
+            remote.ask({"op": "load"} | load, 600)
             remote.ask({"op": "tables", "folder": str(folder)}, 300)
-            remote.ask({"op": "pool", "size": pool, "params": params}, 300)
+            remote.ask({"op": "pool", "size": pool, "params": params} | ({"warm": True} if warm else {}), 600)
             yield remote
         finally:
             remote.stop()

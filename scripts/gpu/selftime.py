@@ -3,14 +3,15 @@
 The example sets' calls are timed 13-20% slower by harness 0.6.x than by 0.4.1 (sessions 20-27), while
 a runner timing its own calls beside a second runner that takes turns lost time only on each batch's
 first call (scripts/gpu/switch.py, session 28). This says where the time goes in the product's own
-evaluation (`python -m evaluator run`). `patch TREE` rewrites a copy of the tree: each runner logs, for
-every timed batch, its own clock around each call (the call, its result's `take`, the synchronize) and
-around `gather`; the harness logs the seconds it timed the batch and what it scored once the channel's
-share came off. Both append JSON lines to a folder named at `patch` (the runner writes a batch's line
-when armed for the next one, outside any timed window; the last batch of each runner is not logged).
-`summarize DIR` pairs them batch by batch, per query and side, and prints per call, in milliseconds
-(medians over batches): the harness's raw and scored time, the runner's from its first call to its last
-synchronize, the first call and the others, the `take`s, `gather`.
+evaluation (`python -m evaluator run`). `patch TREE` adds to a copy of the tree: each runner logs, for
+every timed batch (its own `batch` wrapped, not replaced), its own clock around each call (the call,
+its result's `take`, the synchronize) and around `gather`; the harness logs the seconds it timed the
+batch and what it scored once the channel's share came off. Both append JSON lines to a folder named
+at `patch` (the runner writes a batch's line when armed for the next one, outside any timed window;
+the last batch of each runner is not logged). `summarize DIR` pairs them batch by batch, per query and
+side, and prints per call, in milliseconds (medians over batches): the harness's raw and scored time,
+the runner's from its first call to its last synchronize, the first call and the others, the `take`s,
+`gather`.
 
     python scripts/gpu/selftime.py patch TREE LOGS     # TREE: a copy of this tree, rewritten in place
     python -m evaluator run ...                        # in TREE
@@ -26,43 +27,63 @@ from collections import defaultdict
 from pathlib import Path
 from typing import Any
 
-RUNNER_BATCH = """
+# Added to the runner's module before its `__main__` block: its own `batch` wrapped (the calls, `take`s and
+# synchronizes timed as they happen, as scripts/gpu/channel.py wraps it), and each record written when the
+# runner is next armed, outside any timed window.
+RUNNER_CLOCK = """
 SELFTIME: list = []
 
 
-def batch(state: State, command: dict[str, Any]) -> Answer:
-    from evaluator.results import gather, take
+def _selftimed_batch(state: State, command: dict[str, Any], real: Callable[..., Answer] = batch) -> Answer:
+    from evaluator import results
 
-    params = command.get("params", state.params)
-    layout, views, offset = [], [], 0
-    calls, takes = [], []
+    calls: list[float] = []
+    takes: list[float] = []
+    clock: dict[str, float] = {}
+    take, gather, call, sync = results.take, results.gather, State.call, State.sync
+
+    def timed_call(self: State, *args: Any) -> Any:
+        clock["called"] = time.perf_counter()
+        return call(self, *args)
+
+    def timed_take(*args: Any) -> Any:
+        started = time.perf_counter()
+        try:
+            return take(*args)
+        finally:
+            takes.append(time.perf_counter() - started)
+
+    def timed_sync(self: State) -> None:
+        sync(self)
+        calls.append(time.perf_counter() - clock["called"])
+
+    def timed_gather(views: list[Any]) -> bytes:
+        clock["gathering"] = time.perf_counter()
+        return gather(views)
+
+    results.take, results.gather, State.call, State.sync = timed_take, timed_gather, timed_call, timed_sync
     started = time.perf_counter()
-    for clone, index in command["calls"]:
-        called = time.perf_counter()
-        result = state.call(state.pool[clone % len(state.pool)], params[index])
-        taking = time.perf_counter()
-        columns, taken, offset = take(result, offset)
-        takes.append(time.perf_counter() - taking)
-        layout.append(columns)
-        views += taken
-        state.sync()
-        calls.append(time.perf_counter() - called)
-    gathering = time.perf_counter()
-    data = gather(views)
+    try:
+        answer = real(state, command)
+    finally:
+        results.take, results.gather, State.call, State.sync = take, gather, call, sync
     SELFTIME.append({"pid": os.getpid(), "query": state.query.number, "side": "kernel" if state.filename else
-                     "baseline", "calls_s": calls, "take_s": takes, "batch_s": gathering - started,
-                     "gather_s": time.perf_counter() - gathering})
-    return {"layout": layout}, data
+                     "baseline", "calls_s": calls, "take_s": takes, "batch_s": clock["gathering"] - started,
+                     "gather_s": time.perf_counter() - clock["gathering"]})
+    return answer
 
 
-def _log_selftime() -> None:
+def _logged_arm(state: State, command: dict[str, Any], real: Callable[..., Answer] = arm) -> Answer:
     import json
+
     if SELFTIME:
         with open(os.path.join(LOG_FOLDER, f"runner-{os.getpid()}.jsonl"), "a") as log:
             log.writelines(json.dumps(record) + "\\n" for record in SELFTIME)
         SELFTIME.clear()
+    return real(state, command)
 
 
+COMMANDS.update(batch=_selftimed_batch, arm=_logged_arm)
 """
 
 HARNESS_RETURN = '    return trip.minus(seconds, name, len(command.get("calls", []))), answer, payload\n'
@@ -86,12 +107,8 @@ def patch(tree: Path, logs: Path) -> None:
     """`tree`'s runner and harness rewritten to log to `logs` (a path written into the code: a sandboxed
     runner's environment is cleared)."""
     folder = f"\nLOG_FOLDER = {str(logs.resolve())!r}\n"
-    commands = tree / "evaluator/runner/commands.py"
-    text = commands.read_text()
-    start, end = text.index("\ndef batch("), text.index("\ndef shape(")
-    commands.write_text(text[:start] + folder + RUNNER_BATCH + text[end:])
-    arming = '    if command.get("cpus"):\n        os.sched_setaffinity'
-    replace_once(commands, arming, "    _log_selftime()\n" + arming)
+    main = '\nif __name__ == "__main__":'
+    replace_once(tree / "evaluator/runner/commands.py", main, folder + RUNNER_CLOCK + main)
     timed = tree / "evaluator/harness/timed.py"
     replace_once(timed, HARNESS_RETURN, HARNESS_LOGGED)
     replace_once(timed, "import hashlib\n", "import hashlib\nimport os\n")
@@ -102,17 +119,18 @@ def ms(values: list[float]) -> str:
     return f"{1e3 * statistics.median(values):.4f}"
 
 
+def records(folder: Path, pattern: str) -> dict[tuple[int, str], list[dict[str, Any]]]:
+    """The logs' records matching `pattern`, per query and side, in the order they were written."""
+    found: dict[tuple[int, str], list[dict[str, Any]]] = defaultdict(list)
+    for path in sorted(folder.glob(pattern)):
+        for line in path.read_text().splitlines():
+            record = json.loads(line)
+            found[(record["query"], record["side"])].append(record)
+    return found
+
+
 def summarize(folder: Path) -> None:
-    harness: dict[tuple[int, str], list[dict[str, Any]]] = defaultdict(list)
-    for path in sorted(folder.glob("harness-*.jsonl")):
-        for line in path.read_text().splitlines():
-            record = json.loads(line)
-            harness[(record["query"], record["side"])].append(record)
-    runners: dict[tuple[int, str], list[dict[str, Any]]] = defaultdict(list)
-    for path in sorted(folder.glob("runner-*.jsonl")):
-        for line in path.read_text().splitlines():
-            record = json.loads(line)
-            runners[(record["query"], record["side"])].append(record)
+    harness, runners = records(folder, "harness-*.jsonl"), records(folder, "runner-*.jsonl")
     print("| query | side | batches | calls | harness raw | harness scored | runner batch | first call | "
           "other calls | takes | gather |")  # fmt: skip
     print("|---|---|---|---|---|---|---|---|---|---|---|")

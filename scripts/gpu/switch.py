@@ -33,17 +33,16 @@ import json
 import os
 import statistics
 import sys
-import tempfile
-from collections.abc import Iterator
-from contextlib import ExitStack, contextmanager
+from contextlib import ExitStack
 from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from channel import self_timed_runner  # noqa: E402
 
 from evaluator.harness.cores import pinned, split  # noqa: E402
-from evaluator.harness.launch import Launch, Launcher  # noqa: E402
-from evaluator.harness.remote import Remote  # noqa: E402
 from evaluator.harness.session import SPIN_S  # noqa: E402
 from evaluator.queries import QUERIES  # noqa: E402
 
@@ -81,31 +80,6 @@ os._exit(0)
 """
 
 
-@contextmanager
-def runner(folder: Path, device: str, query: int, params: list[Any], kernel: str | None) -> Iterator[Remote]:
-    """A runner of `kernel` (a file, core scope) or of the query's TorchPlan ("compiled" or "eager"), its
-    tables and pool ready."""
-    with tempfile.TemporaryDirectory(prefix="dkb-switch-") as scratch:
-        launch = Launch(
-            argv=[sys.executable, "-c", RUNNER], readable=[folder], writable=[Path(scratch)], hidden=[],
-            env={"OMP_WAIT_POLICY": "PASSIVE"}, timeout_s=3600, channel=True,  # as the harness's runners
-        )  # fmt: skip
-        remote = Remote(Launcher().start(launch), "runner")
-        try:
-            remote.ask(
-                {"op": "start", "device": device, "query": query, "compile": kernel == "compiled"}, 300
-            )
-            if kernel in ("compiled", "eager"):
-                remote.ask({"op": "load", "baseline": kernel}, 600)
-            else:
-                remote.ask({"op": "load", "kernel_path": str(Path(kernel).resolve()), "scope": "core"}, 600)
-            remote.ask({"op": "tables", "folder": str(folder)}, 300)
-            remote.ask({"op": "pool", "size": 4, "params": params, "warm": True}, 600)
-            yield remote
-        finally:
-            remote.stop()
-
-
 def conditions(device: str) -> dict[str, dict[str, Any]]:
     """Per condition: A pinned or not, where this process polls (None: it sleeps), B's turn."""
     cores = split(device)
@@ -132,12 +106,19 @@ def measure(args: argparse.Namespace, number: int, kernel: str) -> list[dict[str
     calls = [[i, i % len(params)] for i in range(args.calls)]
     spin_s = SPIN_S if args.device == "cuda" else 0.0
     rows = []
+    found = conditions(args.device)
     with ExitStack() as stack:
-        a = stack.enter_context(runner(args.sf_folder, args.device, number, params, kernel))
-        b = stack.enter_context(runner(args.sf_folder, args.device, number, params, "eager"))
+        a, b = (
+            stack.enter_context(
+                self_timed_runner(
+                    args.sf_folder, args.device, number, mode, params, 4, code=RUNNER, warm=True
+                )
+            )
+            for mode in (kernel, "eager")
+        )
         b_s = 0.01
         for round_ in range(args.rounds):
-            for name, condition in conditions(args.device).items():
+            for name, condition in found.items():
                 spin = condition["spin"]
                 a.spin_s = b.spin_s = spin_s if spin else 0.0
                 with pinned(frozenset(spin) if spin else None):
@@ -207,7 +188,7 @@ def main() -> None:
     rows = []
     for candidate in args.candidate or ["6"]:
         number, _, kernel = candidate.partition("=")
-        rows += measure(args, int(number), kernel or "compiled")
+        rows += measure(args, int(number), str(Path(kernel).resolve()) if kernel else "compiled")
     summarize(rows)
     if args.out:
         args.out.write_text(json.dumps({"siblings": siblings, "rows": rows}, indent=1))

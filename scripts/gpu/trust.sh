@@ -14,9 +14,9 @@
 #   new-SET and old-SET (SET: cuda-core or triton-core; old-*: the harness of commit d37eae1, unpacked
 #   into old/ by `git archive d37eae1 evaluator sandbox | tar -x -C old`, carried), selftime-SET (new-SET
 #   in a copy of this tree whose runners and harness log their own clocks, scripts/gpu/selftime.py; its
-#   report is new-SET's, so give it a ROUND of its own), summary (a row per
-#   report and query, then per query each harness's speedups over its reports, 0.6.x's cold and
-#   calibrated ones apart, their median and the move).
+#   report is new-SET's, so give it a ROUND of its own), summary (a row per report and query, then per
+#   query each harness's speedups over its reports, 0.6.x's cold and calibrated ones apart, their median
+#   and the move).
 #   ROUND=N names the reports of new-* and old-* `...-rN`, so that rounds on one machine compare.
 # Carry .whl (../shared/gpu/wheels.sh) and old/. Data, cache and reports live under /tmp/dkb-trust, which
 # stays while the machine is held: chain the calls, each within 30 s of the last.

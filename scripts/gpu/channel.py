@@ -98,14 +98,16 @@ def self_timed_runner(
     pool: int,
     code: str = SELF_TIMED,
     warm: bool = False,
+    prefix: list[str] | None = None,
 ) -> Iterator[Remote]:
     """A runner (`code`: this script's, or another's with commands of its own) of the query's TorchPlan in
     `mode` ("compiled" or "eager"), or of a kernel file (core scope), its tables loaded and its pool made,
     ready to time; with `warm`, started and pooled as the harness starts a baseline's (its compile's
-    imports in `start`, its first calls in `pool`)."""
+    imports in `start`, its first calls in `pool`); `prefix`: a command that runs the runner (setarch)."""
     with tempfile.TemporaryDirectory(prefix="dkb-channel-") as scratch:
         launch = Launch(
-            argv=[sys.executable, "-c", code], readable=[folder], writable=[Path(scratch)], hidden=[],
+            argv=[*(prefix or []), sys.executable, "-c", code], readable=[folder],
+            writable=[Path(scratch)], hidden=[],
             env={"OMP_WAIT_POLICY": "PASSIVE"}, timeout_s=3600, channel=True,  # as the harness's runners
         )  # fmt: skip
         remote = Remote(Launcher().start(launch), "baseline", spin_s=SPIN_S if device == "cuda" else 0.0)

@@ -15,8 +15,7 @@
 #   new-SET and old-SET (SET: cuda-core or triton-core; old-*: the harness of commit d37eae1, unpacked
 #   into old/ by `git archive d37eae1 evaluator sandbox | tar -x -C old`, carried), selftime-SET (new-SET
 #   in a copy of this tree whose runners and harness log their own clocks, scripts/gpu/selftime.py; its
-#   report is new-SET's, so give it a ROUND of its own), norand-SET (new-SET with its runners' address
-#   space not randomized, setarch -R: scripts/gpu/procs.py), summary (a row per report and query, then per
+#   report is new-SET's, so give it a ROUND of its own), summary (a row per report and query, then per
 #   query each harness's speedups over its reports, 0.6.x's cold and calibrated ones apart, their median
 #   and the move).
 #   ROUND=N names the reports of new-* and old-* `...-rN`, so that rounds on one machine compare.
@@ -77,10 +76,6 @@ clocks_event_reasons.active,utilization.gpu,memory.used --format=csv -lms 500 > 
     host) PYTHONPATH=/tmp/site:$PWD python3 scripts/gpu/host.py "$DATA/sf10" --out "$OUT/host.json" 2>&1 \
             | grep -v '^{' | tee -a "$OUT/trust.log" ;;
     new-*) run_set "$PWD" "${step#new-}" "$step${ROUND:+-r$ROUND}" --sandbox process ;;
-    norand-*) set_=${step#norand-}; copy=/tmp/dkb-norand  # new-SET, its runners started by `setarch -R`
-              rm -rf "$copy" && cp -a . "$copy" && sed -i 's|argv=\[sys.executable, "-m", "evaluator.runner.commands"\]|argv=["/usr/bin/setarch", "'"$(uname -m)"'", "-R", sys.executable, "-m", "evaluator.runner.commands"]|' "$copy/evaluator/harness/session.py" \
-                && grep -q setarch "$copy/evaluator/harness/session.py" \
-                && (cd "$copy" && ROUND=norand${ROUND:-} bash scripts/gpu/trust.sh "new-$set_") ;;
     selftime-*) set_=${step#selftime-}; name=$set_${ROUND:+-r$ROUND}; copy=/tmp/dkb-selftime/$name
                 rm -rf "$copy" && mkdir -p "$copy/logs" && cp -a . "$copy/tree" \
                   && python3 scripts/gpu/selftime.py patch "$copy/tree" "$copy/logs" \

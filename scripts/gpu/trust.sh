@@ -9,9 +9,11 @@
 #   and eager at SF10, or at CHANNEL_SF, prepared first), host (scripts/gpu/host.py: Q6 and Q14 under
 #   each condition of an evaluation), switch (scripts/gpu/switch.py: Q6 compiled, the Triton Q3 and Q14,
 #   call by call under each suspect), procs (scripts/gpu/procs.py: the Triton Q3 kernel and the compiled
-#   Q3 in many runners each, timed in turns on one core), autotune (scripts/gpu/autotune.py), monitor (the GPU's clocks and
-#   the busiest processes, logged until `unmonitor`), bundle (the logs so far into logs.tgz), probe
-#   (scripts/gpu/probe.py: a round's host probe against the usual),
+#   Q3 in many runners each, timed in turns on one core), drift (the same, one runner of the Triton Q3
+#   kernel started on the harness's cores and one on DuckDB's: the host's speed now), autotune
+#   (scripts/gpu/autotune.py), monitor (the GPU's clocks, the busiest processes and each core's steal,
+#   logged until `unmonitor`), bundle (the logs so far into logs.tgz), probe (scripts/gpu/probe.py: a
+#   round's host probe against the usual),
 #   new-SET and old-SET (SET: cuda-core or triton-core; old-*: the harness of commit d37eae1, unpacked
 #   into old/ by `git archive d37eae1 evaluator sandbox | tar -x -C old`, carried), selftime-SET (new-SET
 #   in a copy of this tree whose runners and harness log their own clocks, scripts/gpu/selftime.py; its
@@ -58,6 +60,9 @@ clocks_event_reasons.active,utilization.gpu,memory.used --format=csv -lms 500 > 
              (while sleep 3; do date +%T; ps -eLo pid,tid,psr,pcpu,etimes,args --sort=-pcpu | head -12 | cut -c1-160
               nvidia-smi --query-compute-apps=pid,used_memory --format=csv,noheader; done) > "$VAR/logs/ps.log" 2>&1 &
              echo $! >> "$VAR/monitors"
+             # Per core, what the hypervisor took (/proc/stat's eighth field, steal): session 29's hosts drifted.
+             (while sleep 3; do date +%T; grep '^cpu[0-9]' /proc/stat; done) > "$VAR/logs/stat.log" 2>&1 &
+             echo $! >> "$VAR/monitors"
              log "monitoring" ;;
     probe) PYTHONPATH=/tmp/site:$PWD python3 scripts/gpu/probe.py 2>&1 | tee -a "$OUT/trust.log" ;;
     unmonitor) [ -f "$VAR/monitors" ] && kill $(cat "$VAR/monitors") 2>/dev/null; rm -f "$VAR/monitors" ;;
@@ -73,6 +78,9 @@ clocks_event_reasons.active,utilization.gpu,memory.used --format=csv -lms 500 > 
     procs) PYTHONPATH=/tmp/site:$PWD python3 scripts/gpu/procs.py "$DATA/sf10" --norand \
              --candidate 3=examples/triton-core/q03.py --candidate 3 ${PROCS_ARGS:-} --out "$OUT/procs.json" 2>&1 \
              | grep -v ' done$' | tee -a "$OUT/trust.log" ;;
+    drift) PYTHONPATH=/tmp/site:$PWD python3 scripts/gpu/procs.py "$DATA/sf10" --procs 1 --rounds 20 \
+             --candidate 3=examples/triton-core/q03.py --out "$VAR/logs/drift-$(date +%H%M%S).json" 2>&1 \
+             | grep apart | sed "s/^/[$(date +%T)] drift: /" | tee -a "$OUT/trust.log" ;;
     host) PYTHONPATH=/tmp/site:$PWD python3 scripts/gpu/host.py "$DATA/sf10" --out "$OUT/host.json" 2>&1 \
             | grep -v '^{' | tee -a "$OUT/trust.log" ;;
     new-*) run_set "$PWD" "${step#new-}" "$step${ROUND:+-r$ROUND}" --sandbox process ;;

@@ -35,7 +35,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import channel  # noqa: E402
-from switch import RUNNER  # noqa: E402
+from switch import RUNNER, candidates  # noqa: E402
 
 from evaluator.harness.cores import pinned, split  # noqa: E402
 from evaluator.harness.session import SPIN_S  # noqa: E402
@@ -159,10 +159,8 @@ def main() -> None:
     parser.add_argument("--out", type=Path)
     args = parser.parse_args()
     print(f"cores {split(args.device)}", flush=True)
-    rows = []
-    for candidate in args.candidate or ["3=examples/triton-core/q03.py"]:
-        number, _, kernel = candidate.partition("=")
-        rows += measure(args, int(number), str(Path(kernel).resolve()) if kernel else "compiled")
+    given = candidates(args.candidate, "3=examples/triton-core/q03.py")
+    rows = [row for number, kernel in given for row in measure(args, number, kernel)]
     summarize(rows)
     if args.out:
         args.out.write_text(json.dumps(rows, indent=1))

@@ -80,6 +80,15 @@ os._exit(0)
 """
 
 
+def candidates(given: list[str] | None, default: str) -> list[tuple[int, str]]:
+    """`--candidate` values, N (the compiled TorchPlan) or N=KERNEL_FILE, as (query, "compiled" or file)."""
+    found = []
+    for candidate in given or [default]:
+        number, _, kernel = candidate.partition("=")
+        found.append((int(number), str(Path(kernel).resolve()) if kernel else "compiled"))
+    return found
+
+
 def conditions(device: str) -> dict[str, dict[str, Any]]:
     """Per condition: A pinned or not, where this process polls (None: it sleeps), B's turn."""
     cores = split(device)
@@ -185,10 +194,8 @@ def main() -> None:
         listed = Path(f"/sys/devices/system/cpu/cpu{cpu}/topology/thread_siblings_list")
         siblings[cpu] = listed.read_text().strip() if listed.exists() else ""
     print(f"cores {split(args.device)}; SMT siblings {siblings}", flush=True)
-    rows = []
-    for candidate in args.candidate or ["6"]:
-        number, _, kernel = candidate.partition("=")
-        rows += measure(args, int(number), str(Path(kernel).resolve()) if kernel else "compiled")
+    given = candidates(args.candidate, "6")
+    rows = [row for number, kernel in given for row in measure(args, number, kernel)]
     summarize(rows)
     if args.out:
         args.out.write_text(json.dumps({"siblings": siblings, "rows": rows}, indent=1))

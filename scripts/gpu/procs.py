@@ -4,15 +4,16 @@ Session 28 found the Triton Q3 kernel's calls at 1.52 ms in one evaluation and 1
 apart on one machine, the same runner's warm-up calls (on other cores, before timing) as slow as its
 samples, while harness 0.4.1, whose one process times both sides, kept its speedups within 1.6%. If each
 runner process has a speed of its own, the kernel's and the baseline's are two draws, and no choice of
-core evens them; in one process they cancel. Here PROCS runners of each candidate start side by side,
-as the harness starts a query's (half of them on the harness's cores, "home"; half on DuckDB's, as a
-runner started ahead of its query, "away"; and, with --norand, a third group with address-space
+core evens them; in one process they cancel. Here runners of each candidate start side by side, as
+the harness starts a query's (--procs of them on the harness's cores, "home"; as many on DuckDB's, as a
+runner started ahead of its query, "away"; and, with --norand, as many with address-space
 randomization off, `setarch -R`: if the layout is what differs, those agree with one another), then
 take turns on the runners' core as an evaluation's sides do (armed with the harness's prime, a batch
 timed by the runner's own clock, call by call), in a new order each round, while this process spins on
 the harness's cores. Per process: the median call, its spread over rounds, the host time before each
-synchronize ("issue"), and what the kernel's process did meanwhile (page faults, context switches).
-Processes that differ far more than one process does from round to round have speeds of their own.
+synchronize ("issue"), and what the runner's process did meanwhile (page faults, context switches).
+Processes that differ far more than one process does from round to round have speeds of their own
+(session 29, on an H100: they did not, within 1%; docs/benchmarks.md).
 
     python scripts/gpu/procs.py SF_FOLDER [--candidate 3=examples/triton-core/q03.py] [--procs 3] [--norand]
     python scripts/gpu/procs.py SF_FOLDER --device cpu --procs 2 --rounds 2 --batches 1   # a dry run
@@ -38,7 +39,6 @@ import channel  # noqa: E402
 from switch import RUNNER, candidates  # noqa: E402
 
 from evaluator.harness.cores import pinned, split  # noqa: E402
-from evaluator.harness.session import SPIN_S  # noqa: E402
 from evaluator.queries import QUERIES  # noqa: E402
 
 # switch.py's runner, whose `percall` also reports what the process did while it ran (getrusage), and a
@@ -97,14 +97,12 @@ def measure(args: argparse.Namespace, number: int, kernel: str) -> list[dict[str
                     where = remote.ask({"op": "where"}, 60)[0]
                 runners.append((f"{group}{index}", remote, where))
                 print(f"Q{number} {group}{index} started: {where}", file=sys.stderr, flush=True)
-        spin_s = SPIN_S if args.device == "cuda" else 0.0
         order = list(range(len(runners)))
         with pinned(spin):
             for round_ in range(args.rounds):
                 random.Random(round_).shuffle(order)
                 for at in order:
                     name, remote, where = runners[at]
-                    remote.spin_s = spin_s
                     for _ in range(args.batches):
                         arm = {"op": "arm", "prime": args.device == "cuda"}
                         remote.ask(arm | ({"cpus": runner_core} if runner_core else {}), 300)

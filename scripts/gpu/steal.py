@@ -2,7 +2,7 @@
 
 Session 29's procs.py found no runner with a speed of its own: on one core, runners started side by side
 ran within 1% of one another, round after round. But the same pair, probed between evaluations on one
-machine, ran 1.62-1.86 ms a call minutes apart (Triton Q3), and the evaluations with it, while harness
+machine, ran 1.61-1.87 ms a call minutes apart (Triton Q3), and the evaluations with it, while harness
 0.4.1's one unpinned process ran 1.57-1.63 ms in five runs over two sessions. A vCPU on a lent host runs
 slower while the host gives its time to something else (Linux counts it as steal, /proc/stat), and the
 harness times both runners on one fixed core (evaluator/harness/cores.py): this tries the other choices
@@ -12,12 +12,12 @@ harness times them (armed with prime, batches of calls, this process spinning on
 - fixed: both on the runners' core, as harness 0.6.x;
 - least: both on whichever of the harness's and the runners' cores had the least steal over the last
   round, this process spinning on the others;
-- free: both anywhere on those cores, where Linux puts them (which weighs steal into a core's capacity),
-  this process spinning on them too, as 0.4.1's one process ran.
+- free: both anywhere on those cores, where Linux puts them (with paravirtual steal accounting, it counts
+  steal against a core's capacity), this process spinning on them too, as 0.4.1's one process ran.
 
 The modes take turns, in a new order each round, for --seconds, so that all see the host's drift alike.
-Per mode: each side's median call, the speedup (B over A) per round, its spread over the run's minutes,
-and the steal each core saw.
+Per mode: each side's median call, the speedup (B over A) and its range over 30 s windows, and the steal
+each core saw (session 29, on a quiet H100 host: the three alike within 0.02%; docs/benchmarks.md).
 
     python scripts/gpu/steal.py SF_FOLDER [--candidate 3=examples/triton-core/q03.py] [--seconds 240]
     python scripts/gpu/steal.py SF_FOLDER --device cpu --seconds 5 --candidate 6   # a dry run
@@ -44,7 +44,6 @@ from switch import RUNNER, candidates  # noqa: E402
 
 from evaluator.harness.cores import pinned, split  # noqa: E402
 from evaluator.harness.remote import Remote  # noqa: E402
-from evaluator.harness.session import SPIN_S  # noqa: E402
 from evaluator.queries import QUERIES  # noqa: E402
 
 # switch.py's runner, whose `percall` also says on which core the runner's thread last ran.
@@ -105,8 +104,6 @@ def measure(args: argparse.Namespace, number: int, kernel: str) -> list[dict[str
             )
             for mode in (kernel, "compiled")
         )
-        for remote in (a, b):
-            remote.spin_s = SPIN_S if args.device == "cuda" else 0.0
         started = time.monotonic()
         last = steal()
         stolen: dict[int, int] = {}  # per core, over the last round

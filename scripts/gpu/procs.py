@@ -41,32 +41,6 @@ from switch import RUNNER, candidates  # noqa: E402
 from evaluator.harness.cores import pinned, split  # noqa: E402
 from evaluator.queries import QUERIES  # noqa: E402
 
-# switch.py's runner, whose `percall` also reports what the process did while it ran (getrusage), and a
-# `where` command: addresses of the heap, a module's code object and the stack, which differ between
-# processes only through address-space randomization.
-PROCS_RUNNER = RUNNER.replace(
-    "commands.COMMANDS.update(",
-    """import resource, sys
-
-def _usage():
-    u = resource.getrusage(resource.RUSAGE_SELF)
-    return {"minflt": u.ru_minflt, "nvcsw": u.ru_nvcsw, "nivcsw": u.ru_nivcsw}
-
-_percall = percall
-
-def percall(state, command):
-    before = _usage()
-    answer, payload = _percall(state, command)
-    after = _usage()
-    return answer | {name: after[name] - before[name] for name in before}, payload
-
-def where(state, command):
-    return {"heap": id(object()), "code": id(commands.main.__code__), "stack": id(sys._getframe())}, b""
-
-commands.COMMANDS.update(where=where, """,
-)
-assert "where=where" in PROCS_RUNNER, "switch.RUNNER changed: update procs.py"
-
 
 def groups(norand: bool) -> dict[str, dict[str, Any]]:
     return {"home": {"norand": False, "away": False}, "away": {"norand": False, "away": True}} | (
@@ -90,7 +64,7 @@ def measure(args: argparse.Namespace, number: int, kernel: str) -> list[dict[str
                 with pinned((cores.answers if how["away"] else cores.harness) if cores else None):
                     remote = stack.enter_context(
                         channel.self_timed_runner(
-                            args.sf_folder, args.device, number, kernel, params, args.pool, code=PROCS_RUNNER,
+                            args.sf_folder, args.device, number, kernel, params, args.pool, code=RUNNER,
                             warm=True, prefix=setarch if how["norand"] else [],
                         )
                     )  # fmt: skip

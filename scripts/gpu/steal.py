@@ -46,19 +46,6 @@ from evaluator.harness.cores import pinned, split  # noqa: E402
 from evaluator.harness.remote import Remote  # noqa: E402
 from evaluator.queries import QUERIES  # noqa: E402
 
-# switch.py's runner, whose `percall` also says on which core the runner's thread last ran.
-STEAL_RUNNER = RUNNER.replace(
-    "commands.COMMANDS.update(",
-    """_percall = percall
-
-def percall(state, command):
-    answer, payload = _percall(state, command)
-    with open("/proc/thread-self/stat") as stat:
-        core = int(stat.read().rsplit(")", 1)[1].split()[36])
-    return answer | {"core": core}, payload
-
-commands.COMMANDS.update(""",
-)
 MODES = ("fixed", "least", "free")
 
 
@@ -99,14 +86,13 @@ def measure(args: argparse.Namespace, number: int, kernel: str) -> list[dict[str
         a, b = (
             stack.enter_context(
                 self_timed_runner(
-                    args.sf_folder, args.device, number, mode, params, 2, code=STEAL_RUNNER, warm=True
+                    args.sf_folder, args.device, number, mode, params, 2, code=RUNNER, warm=True
                 )
             )
             for mode in (kernel, "compiled")
         )
         started = time.monotonic()
-        last = steal()
-        stolen: dict[int, int] = {}  # per core, over the last round
+        stolen: dict[int, int] = {}  # per core, over the last round's blocks
         round_ = 0
         while time.monotonic() - started < args.seconds:
             order = list(MODES)
@@ -127,9 +113,8 @@ def measure(args: argparse.Namespace, number: int, kernel: str) -> list[dict[str
                         })  # fmt: skip
                 after = steal()
                 rows[-1]["steal"] = {c: after[c] - before[c] for c in pool}
-            now = steal()
-            stolen = {c: now[c] - last[c] for c in pool}
-            last = now
+            blocks = [r["steal"] for r in rows[-len(MODES) * args.batches :] if "steal" in r]
+            stolen = {c: sum(block[c] for block in blocks) for c in pool}
             round_ += 1
         print(f"Q{number}: {round_} rounds", file=sys.stderr, flush=True)
     return rows

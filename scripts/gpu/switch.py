@@ -46,15 +46,22 @@ from evaluator.harness.cores import pinned, split  # noqa: E402
 from evaluator.harness.session import SPIN_S  # noqa: E402
 from evaluator.queries import QUERIES  # noqa: E402
 
-# The runner, with two more commands: `percall` (a batch timed call by call by its own clock, no results
-# gathered) and `burn` (host work).
+# The runner, with three more commands: `percall` (a batch timed call by call by its own clock, no results
+# gathered; with the core it last ran on and its page faults and context switches meanwhile), `burn` (host
+# work) and `where` (addresses of the heap, a code object and the stack, which differ between processes
+# only through address-space randomization: scripts/gpu/procs.py).
 RUNNER = """
-import os, time
+import os, resource, sys, time
 import numpy as np
 from evaluator.runner import commands
 
+def _usage():
+    u = resource.getrusage(resource.RUSAGE_SELF)
+    return {"minflt": u.ru_minflt, "nvcsw": u.ru_nvcsw, "nivcsw": u.ru_nivcsw}
+
 def percall(state, command):
     issue, call = [], []
+    before = _usage()
     for clone, index in command["calls"]:
         started = time.perf_counter()
         state.call(state.pool[clone % len(state.pool)], state.params[index])
@@ -62,7 +69,13 @@ def percall(state, command):
         state.sync()
         issue.append(issued - started)
         call.append(time.perf_counter() - started)
-    return {"issue_s": issue, "call_s": call}, b""
+    after = _usage()
+    with open("/proc/thread-self/stat") as stat:
+        core = int(stat.read().rsplit(")", 1)[1].split()[36])
+    return {"issue_s": issue, "call_s": call, "core": core} | {k: after[k] - before[k] for k in before}, b""
+
+def where(state, command):
+    return {"heap": id(object()), "code": id(commands.main.__code__), "stack": id(sys._getframe())}, b""
 
 MEMORY = np.ones(1 << 20)  # 8 MB
 
@@ -74,7 +87,7 @@ def burn(state, command):
         MEMORY.sum()
     return {}, b""
 
-commands.COMMANDS.update(percall=percall, burn=burn)
+commands.COMMANDS.update(percall=percall, burn=burn, where=where)
 commands.main()
 os._exit(0)
 """

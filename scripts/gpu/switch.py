@@ -16,7 +16,9 @@ TorchPlan) holds its context and tables throughout. Conditions, each against "fr
 - turns: as pinned+spin, and B runs a batch on A's core between two of A's, as in an evaluation;
 - turns+warm: and A makes one call, untimed, before each batch's L2 flush (the harness's `prime`, 0.6.15);
 - apart: as turns, B on another core;
-- cpu: as pinned+spin, and B keeps A's core busy (8 MB of memory) as long as its batch took, no GPU work.
+- cpu: as pinned+spin, and B keeps A's core busy (8 MB of memory) as long as its batch took, no GPU work;
+- free+flush, pinned+spin+flush, turns+warm+flush: as each, the L2 cache flushed before every call (off
+  A's clock), as harness 0.4.1 and the protocol flush it, not only before each batch as 0.6.x does.
 
 A's batches are armed as the harness arms them (L2 flushed, device idle). The table gives the first call
 of a batch and the rest: a cost in the first call only is a switch that one untimed call would absorb; a
@@ -61,8 +63,12 @@ def _usage():
 
 def percall(state, command):
     issue, call = [], []
+    flush = command.get("flush") and state.flush is not None
     before = _usage()
     for clone, index in command["calls"]:
+        if flush:
+            state.flush.fill_(0)
+            state.sync()
         started = time.perf_counter()
         state.call(state.pool[clone % len(state.pool)], state.params[index])
         issued = time.perf_counter()
@@ -120,6 +126,8 @@ def conditions(device: str) -> dict[str, dict[str, Any]]:
     found["turns+warm"] = {"a": core, "spin": harness, "b": core, "warm": True}
     found["apart"] = {"a": core, "spin": harness, "b": [c for c in harness if c not in core][-1:] or core}
     found["cpu"] = {"a": core, "spin": harness, "burn": core}
+    for name in ("free", "pinned+spin", "turns+warm"):
+        found[f"{name}+flush"] = found[name] | {"flush": True}
     return found
 
 
@@ -128,7 +136,7 @@ def measure(args: argparse.Namespace, number: int, kernel: str) -> list[dict[str
     calls = [[i, i % len(params)] for i in range(args.calls)]
     spin_s = SPIN_S if args.device == "cuda" else 0.0
     rows = []
-    found = conditions(args.device)
+    found = {n: c for n, c in conditions(args.device).items() if not args.conditions or n in args.conditions}
     with ExitStack() as stack:
         a, b = (
             stack.enter_context(
@@ -154,7 +162,8 @@ def measure(args: argparse.Namespace, number: int, kernel: str) -> list[dict[str
                         a.ask(
                             {"op": "arm", "cpus": condition["a"], "prime": condition.get("warm", False)}, 300
                         )
-                        answer, _ = a.ask({"op": "percall", "calls": calls}, 300)
+                        flush = condition.get("flush", False)
+                        answer, _ = a.ask({"op": "percall", "calls": calls, "flush": flush}, 300)
                         if rep:
                             row = {"query": number, "candidate": Path(kernel).name, "round": round_,
                                    "condition": name} | answer  # fmt: skip
@@ -199,6 +208,7 @@ def main() -> None:
     # conditions run one block after another.
     parser.add_argument("--batches", type=int, default=5, help="batches per condition and round")
     parser.add_argument("--rounds", type=int, default=8)
+    parser.add_argument("--conditions", type=lambda v: v.split(","), help="only these, comma-separated")
     parser.add_argument("--device", default="cuda", help="cpu: a dry run of the script")
     parser.add_argument("--out", type=Path)
     args = parser.parse_args()

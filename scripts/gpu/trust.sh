@@ -17,9 +17,10 @@
 #   new-SET and old-SET (SET: cuda-core or triton-core; old-*: the harness of commit d37eae1, unpacked
 #   into old/ by `git archive d37eae1 evaluator sandbox | tar -x -C old`, carried), selftime-SET (new-SET
 #   in a copy of this tree whose runners and harness log their own clocks, scripts/gpu/selftime.py; its
-#   report is new-SET's, so give it a ROUND of its own), summary (a row per report and query, then per
-#   query each harness's speedups over its reports, 0.6.x's cold and calibrated ones apart, their median
-#   and the move).
+#   report is new-SET's, so give it a ROUND of its own), flushed-SET (new-SET in a copy of this tree whose
+#   batches flush the L2 cache before every call, scripts/gpu/flushed.py; report flushed-SET-rN), summary
+#   (a row per report and query, then per query each harness's speedups over its reports, 0.6.x's cold
+#   and calibrated ones apart, their median and the moves against 0.4.1).
 #   ROUND=N names the reports of new-* and old-* `...-rN`, so that rounds on one machine compare.
 # Carry .whl (../shared/gpu/wheels.sh) and old/. Data, cache and reports live under /tmp/dkb-trust, which
 # stays while the machine is held: chain the calls, each within 30 s of the last.
@@ -90,6 +91,10 @@ clocks_event_reasons.active,utilization.gpu,memory.used --format=csv -lms 500 > 
                   && (cd "$copy/tree" && bash scripts/gpu/trust.sh "new-$set_")
                 python3 scripts/gpu/selftime.py summarize "$copy/logs" | tee "$OUT/selftime-$name.md"
                 tar -C "$copy" -czf "$OUT/selftime-$name-logs.tgz" logs ;;
+    flushed-*) set_=${step#flushed-}; copy=/tmp/dkb-flushed/tree
+               rm -rf "$copy" && mkdir -p "$copy" && cp -a . "$copy" && python3 scripts/gpu/flushed.py "$copy" \
+                 && (cd "$copy" && ROUND=flushed bash scripts/gpu/trust.sh "new-$set_") \
+                 && mv "$VAR/reports/new-$set_-rflushed.json" "$VAR/reports/$step${ROUND:+-r$ROUND}.json" ;;
     old-*) run_set "$PWD/old" "${step#old-}" "$step${ROUND:+-r$ROUND}" --compile-cache "$CACHE" --no-prepare \
              --queries "$(queries_of "examples/${step#old-}")" ;;
     summary) python3 - "$VAR/reports" <<'EOF' | tee "$OUT/summary.md"
@@ -131,25 +136,29 @@ for name, r in reports.items():
     print(f"| {name} | overall | | | | | | {r['overall_speedup'] or 0:.3f} | | | | | {r['wall_s']:.0f} | | | | |")
 print()  # per set and query, each harness's speedups over its reports (0.6.x's cold and calibrated ones
 # apart: a query timed against its calibration's compiled baseline, or one compiled in its runner), the move
-print("| set, query | 0.6.x (new-*) rounds | median | spread | 0.4.1 (old-*) rounds | median | spread | move |")
-print("|---|---|---|---|---|---|---|---|")
+print("| set, query | 0.6.x (new-*) rounds | median | spread | 0.4.1 (old-*) rounds | median | spread | move | "
+      "flushed-* rounds | median | spread | move |")
+print("|---|---|---|---|---|---|---|---|---|---|---|---|")
 def calibrated(q):
     return q["stats"].get("baseline_calibration") is not None
 for set_ in ("cuda-core", "triton-core"):
-    runs = {side: [r for n, r in reports.items() if n.startswith(f"{side}-{set_}")] for side in ("new", "old")}
+    sides = ("new", "old", "flushed")
+    runs = {side: [r for n, r in reports.items() if n.startswith(f"{side}-{set_}")] for side in sides}
     numbers = sorted({q["query"] for rs in runs.values() for r in rs for q in r["queries"] if q["speedup"]})
     for number, kind in ((n, k) for n in numbers for k in ("calibrated", "cold")):
-        cells, medians = [], {}
-        for side in ("new", "old"):
+        cells, medians = {}, {}
+        for side in sides:
             found = [q["speedup"] for r in runs[side] for q in r["queries"] if q["query"] == number and q["speedup"]
                      and (side == "old" or calibrated(q) == (kind == "calibrated"))]
             medians[side] = median(found) if found else None
             spread = f"{100 * (max(found) / min(found) - 1):.1f}%" if found else ""
-            cells += [", ".join(f"{x:.3f}" for x in found), f"{medians[side]:.3f}" if found else "", spread]
-        if medians["new"] is None:
+            cells[side] = [", ".join(f"{x:.3f}" for x in found), f"{medians[side]:.3f}" if found else "", spread]
+        if medians["new"] is None and medians["flushed"] is None:
             continue
-        move = f"{100 * (medians['new'] / medians['old'] - 1):+.1f}%" if medians["old"] else ""
-        print(f"| {set_} Q{number:02d}, 0.6.x {kind} | {' | '.join(cells)} | {move} |")
+        def move(side):
+            return f"{100 * (medians[side] / medians['old'] - 1):+.1f}%" if medians[side] and medians["old"] else ""
+        row = cells["new"] + cells["old"] + [move("new")] + cells["flushed"] + [move("flushed")]
+        print(f"| {set_} Q{number:02d}, 0.6.x {kind} | {' | '.join(row)} |")
 EOF
       tar -C "$VAR" -czf "$OUT/reports.tgz" reports ;;
     *) echo "unknown step $step"; exit 2 ;;

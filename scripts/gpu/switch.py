@@ -26,6 +26,7 @@ cost in every call is not.
 
     python scripts/gpu/switch.py SF_FOLDER [--candidate 6] [--candidate 3=examples/triton-core/q03.py]
     python scripts/gpu/switch.py SF_FOLDER --device cpu --batches 2 --rounds 1   # a dry run, 2 cores
+    python scripts/gpu/switch.py --read OUT.json                                 # a run's tables again
 """
 
 from __future__ import annotations
@@ -136,7 +137,9 @@ def measure(args: argparse.Namespace, number: int, kernel: str) -> list[dict[str
     calls = [[i, i % len(params)] for i in range(args.calls)]
     spin_s = SPIN_S if args.device == "cuda" else 0.0
     rows = []
-    found = {n: c for n, c in conditions(args.device).items() if not args.conditions or n in args.conditions}
+    # "free" always: the others are read against it.
+    wanted = set(args.conditions or conditions(args.device)) | {"free"}
+    found = {n: c for n, c in conditions(args.device).items() if n in wanted}
     with ExitStack() as stack:
         a, b = (
             stack.enter_context(
@@ -199,9 +202,40 @@ def summarize(rows: list[dict[str, Any]]) -> None:
                   f"{issue_others:.4f} |")  # fmt: skip
 
 
+def batches(rows: list[dict[str, Any]], name: str, round_: int | None = None) -> list[float]:
+    """A condition's batches (in one round, or all), each its calls after the first, ms, fastest first."""
+    kept = (r for r in rows if r["condition"] == name and round_ in (None, r["round"]))
+    return sorted(1e3 * statistics.mean(r["call_s"][1:]) for r in kept)
+
+
+def fast_state(rows: list[dict[str, Any]], nth: int = 4) -> None:
+    """For a host with slow spells of seconds (session 30's: 10-20%, no steal): per candidate, each
+    condition's `nth`-fastest batch, the host's fast state; and each `+flush` condition against its
+    twin, there and round by round (the median of the rounds' ratios)."""
+    print(f"| query | candidate | condition | {nth}th-fastest batch, ms | +flush there | +flush, rounds |")
+    print("|---|---|---|---|---|---|")
+    for key in sorted({(r["query"], r["candidate"]) for r in rows}):
+        mine = [r for r in rows if (r["query"], r["candidate"]) == key]
+        names = list(dict.fromkeys(r["condition"] for r in mine))
+        for name in (n for n in names if not n.endswith("+flush")):
+            plain = batches(mine, name)
+            fast = plain[min(nth, len(plain)) - 1]
+            there = rounds = ""
+            if f"{name}+flush" in names:
+                flushed = batches(mine, f"{name}+flush")
+                there = f"{100 * (flushed[min(nth, len(flushed)) - 1] / fast - 1):+.1f}%"
+                median = statistics.median
+                ratios = [
+                    median(batches(mine, f"{name}+flush", k)) / median(batches(mine, name, k))
+                    for k in sorted({r["round"] for r in mine})
+                ]
+                rounds = f"{100 * (statistics.median(ratios) - 1):+.1f}%"
+            print(f"| Q{key[0]} | {key[1]} | {name} | {fast:.4f} | {there} | {rounds} |")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("sf_folder", type=Path)
+    parser.add_argument("sf_folder", type=Path, nargs="?")
     parser.add_argument("--candidate", action="append", help="N (compiled TorchPlan) or N=KERNEL_FILE")
     parser.add_argument("--calls", type=int, default=10, help="calls a batch (the harness: 10 at 0.5 ms)")
     # Short blocks, many rounds: this host's speed drifts by up to 10% over minutes (session 28), and the
@@ -211,7 +245,13 @@ def main() -> None:
     parser.add_argument("--conditions", type=lambda v: v.split(","), help="only these, comma-separated")
     parser.add_argument("--device", default="cuda", help="cpu: a dry run of the script")
     parser.add_argument("--out", type=Path)
+    parser.add_argument("--read", type=Path, help="no measuring: the tables of an --out file")
     args = parser.parse_args()
+    if args.read:
+        rows = json.loads(args.read.read_text())["rows"]
+        summarize(rows)
+        fast_state(rows)
+        return
     siblings = {}  # per core, the SMT siblings Linux shows (none on a VM that hides them)
     for cpu in sorted(os.sched_getaffinity(0)):
         listed = Path(f"/sys/devices/system/cpu/cpu{cpu}/topology/thread_siblings_list")
@@ -220,6 +260,7 @@ def main() -> None:
     given = candidates(args.candidate, "6")
     rows = [row for number, kernel in given for row in measure(args, number, kernel)]
     summarize(rows)
+    fast_state(rows)
     if args.out:
         args.out.write_text(json.dumps({"siblings": siblings, "rows": rows}, indent=1))
 

@@ -18,7 +18,10 @@ TorchPlan) holds its context and tables throughout. Conditions, each against "fr
 - apart: as turns, B on another core;
 - cpu: as pinned+spin, and B keeps A's core busy (8 MB of memory) as long as its batch took, no GPU work;
 - free+flush, pinned+spin+flush, turns+warm+flush: as each, the L2 cache flushed before every call (off
-  A's clock), as harness 0.4.1 and the protocol flush it, not only before each batch as 0.6.x does.
+  A's clock), as harness 0.4.1 and the protocol flush it, not only before each batch as 0.6.x does;
+- free+profiled, turns+warm+profiled: as each, timing a second runner of the candidate whose start set
+  the profiler up, as the harness's runners started ahead of their query do (`start`'s "profiler"; a
+  profiled process can slow every launch after, where CUPTI is not torn down).
 
 A's batches are armed as the harness arms them (L2 flushed, device idle). The table gives the first call
 of a batch and the rest: a cost in the first call only is a switch that one untimed call would absorb; a
@@ -129,6 +132,8 @@ def conditions(device: str) -> dict[str, dict[str, Any]]:
     found["cpu"] = {"a": core, "spin": harness, "burn": core}
     for name in ("free", "pinned+spin", "turns+warm"):
         found[f"{name}+flush"] = found[name] | {"flush": True}
+    for name in ("free", "turns+warm"):
+        found[f"{name}+profiled"] = found[name] | {"profiled": True}
     return found
 
 
@@ -141,18 +146,21 @@ def measure(args: argparse.Namespace, number: int, kernel: str) -> list[dict[str
     wanted = set(args.conditions or conditions(args.device)) | {"free"}
     found = {n: c for n, c in conditions(args.device).items() if n in wanted}
     with ExitStack() as stack:
-        a, b = (
-            stack.enter_context(
-                self_timed_runner(
-                    args.sf_folder, args.device, number, mode, params, 4, code=RUNNER, warm=True
-                )
+
+        def runner(mode: str, profiler: bool = False) -> Any:
+            folder, device = args.sf_folder, args.device
+            started = self_timed_runner(
+                folder, device, number, mode, params, 4, code=RUNNER, warm=True, profiler=profiler
             )
-            for mode in (kernel, "eager")
-        )
+            return stack.enter_context(started)
+
+        plain, b = runner(kernel), runner("eager")
+        profiled = runner(kernel, profiler=True) if any(c.get("profiled") for c in found.values()) else None
         b_s = 0.01
         for round_ in range(args.rounds):
             for name, condition in found.items():
                 spin = condition["spin"]
+                a = profiled if condition.get("profiled") else plain
                 a.spin_s = b.spin_s = spin_s if spin else 0.0
                 with pinned(frozenset(spin) if spin else None):
                     for rep in range(args.batches + 1):  # the first batch of each: a warm-up, not kept
@@ -208,29 +216,36 @@ def batches(rows: list[dict[str, Any]], name: str, round_: int | None = None) ->
     return sorted(1e3 * statistics.mean(r["call_s"][1:]) for r in kept)
 
 
+VARIANTS = ("+flush", "+profiled")  # conditions read against their twin without the suffix
+
+
 def fast_state(rows: list[dict[str, Any]], nth: int = 4) -> None:
     """For a host with slow spells of seconds (session 30's: 10-20%, no steal): per candidate, each
-    condition's `nth`-fastest batch, the host's fast state; and each `+flush` condition against its
+    condition's `nth`-fastest batch, the host's fast state; and each variant (`VARIANTS`) against its
     twin, there and round by round (the median of the rounds' ratios)."""
-    print(f"| query | candidate | condition | {nth}th-fastest batch, ms | +flush there | +flush, rounds |")
-    print("|---|---|---|---|---|---|")
+    columns = "".join(f" {v} there | {v}, rounds |" for v in VARIANTS)
+    print(f"| query | candidate | condition | {nth}th-fastest batch, ms |{columns}")
+    print("|---|---|---|---|" + "---|---|" * len(VARIANTS))
     for key in sorted({(r["query"], r["candidate"]) for r in rows}):
         mine = [r for r in rows if (r["query"], r["candidate"]) == key]
         names = list(dict.fromkeys(r["condition"] for r in mine))
-        for name in (n for n in names if not n.endswith("+flush")):
+        for name in (n for n in names if not n.endswith(VARIANTS)):
             plain = batches(mine, name)
             fast = plain[min(nth, len(plain)) - 1]
-            there = rounds = ""
-            if f"{name}+flush" in names:
-                flushed = batches(mine, f"{name}+flush")
-                there = f"{100 * (flushed[min(nth, len(flushed)) - 1] / fast - 1):+.1f}%"
+            cells = []
+            for variant in (name + v for v in VARIANTS):
+                if variant not in names:
+                    cells += ["", ""]
+                    continue
+                other = batches(mine, variant)
                 median = statistics.median
                 ratios = [
-                    median(batches(mine, f"{name}+flush", k)) / median(batches(mine, name, k))
+                    median(batches(mine, variant, k)) / median(batches(mine, name, k))
                     for k in sorted({r["round"] for r in mine})
                 ]
-                rounds = f"{100 * (statistics.median(ratios) - 1):+.1f}%"
-            print(f"| Q{key[0]} | {key[1]} | {name} | {fast:.4f} | {there} | {rounds} |")
+                cells += [f"{100 * (other[min(nth, len(other)) - 1] / fast - 1):+.1f}%",
+                          f"{100 * (median(ratios) - 1):+.1f}%"]  # fmt: skip
+            print(f"| Q{key[0]} | {key[1]} | {name} | {fast:.4f} | " + " | ".join(cells) + " |")
 
 
 def main() -> None:

@@ -18,7 +18,9 @@
 #   into old/ by `git archive d37eae1 evaluator sandbox | tar -x -C old`, carried), selftime-SET (new-SET
 #   in a copy of this tree whose runners and harness log their own clocks, scripts/gpu/selftime.py; its
 #   report is new-SET's, so give it a ROUND of its own), flushed-SET (new-SET in a copy of this tree whose
-#   batches flush the L2 cache before every call, scripts/gpu/flushed.py; report flushed-SET-rN), summary
+#   batches flush the L2 cache before every call, scripts/gpu/flushed.py; report flushed-SET-rN), tail-SET
+#   (new-SET with `--ahead tail`: no runner started ahead, so none has set the profiler up before its
+#   timed calls, as every query's but the first has under the default), summary
 #   (a row per report and query, then per query each harness's speedups over its reports, 0.6.x's cold
 #   and calibrated ones apart, their median and the moves against 0.4.1).
 #   ROUND=N names the reports of new-* and old-* `...-rN`, so that rounds on one machine compare.
@@ -85,6 +87,7 @@ clocks_event_reasons.active,utilization.gpu,memory.used --format=csv -lms 500 > 
     host) PYTHONPATH=/tmp/site:$PWD python3 scripts/gpu/host.py "$DATA/sf10" --out "$OUT/host.json" 2>&1 \
             | grep -v '^{' | tee -a "$OUT/trust.log" ;;
     new-*) run_set "$PWD" "${step#new-}" "$step${ROUND:+-r$ROUND}" --sandbox process ;;
+    tail-*) run_set "$PWD" "${step#tail-}" "$step${ROUND:+-r$ROUND}" --sandbox process --ahead tail ;;
     selftime-*) set_=${step#selftime-}; name=$set_${ROUND:+-r$ROUND}; copy=/tmp/dkb-selftime/$name
                 rm -rf "$copy" && mkdir -p "$copy/logs" && cp -a . "$copy/tree" \
                   && python3 scripts/gpu/selftime.py patch "$copy/tree" "$copy/logs" \
@@ -137,12 +140,12 @@ for name, r in reports.items():
 print()  # per set and query, each harness's speedups over its reports (0.6.x's cold and calibrated ones
 # apart: a query timed against its calibration's compiled baseline, or one compiled in its runner), the move
 print("| set, query | 0.6.x (new-*) rounds | median | spread | 0.4.1 (old-*) rounds | median | spread | move | "
-      "flushed-* rounds | median | spread | move |")
-print("|---|---|---|---|---|---|---|---|---|---|---|---|")
+      "flushed-* rounds | median | spread | move | tail-* rounds | median | spread | move |")
+print("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
 def calibrated(q):
     return q["stats"].get("baseline_calibration") is not None
 for set_ in ("cuda-core", "triton-core"):
-    sides = ("new", "old", "flushed")
+    sides = ("new", "old", "flushed", "tail")
     runs = {side: [r for n, r in reports.items() if n.startswith(f"{side}-{set_}")] for side in sides}
     numbers = sorted({q["query"] for rs in runs.values() for r in rs for q in r["queries"] if q["speedup"]})
     for number, kind in ((n, k) for n in numbers for k in ("calibrated", "cold")):
@@ -153,11 +156,12 @@ for set_ in ("cuda-core", "triton-core"):
             medians[side] = median(found) if found else None
             spread = f"{100 * (max(found) / min(found) - 1):.1f}%" if found else ""
             cells[side] = [", ".join(f"{x:.3f}" for x in found), f"{medians[side]:.3f}" if found else "", spread]
-        if medians["new"] is None and medians["flushed"] is None:
+        if all(medians[side] is None for side in sides if side != "old"):
             continue
         def move(side):
             return f"{100 * (medians[side] / medians['old'] - 1):+.1f}%" if medians[side] and medians["old"] else ""
-        row = cells["new"] + cells["old"] + [move("new")] + cells["flushed"] + [move("flushed")]
+        row = cells["new"] + cells["old"] + [move("new")]
+        row += [cell for side in ("flushed", "tail") for cell in cells[side] + [move(side)]]
         print(f"| {set_} Q{number:02d}, 0.6.x {kind} | {' | '.join(row)} |")
 EOF
       tar -C "$VAR" -czf "$OUT/reports.tgz" reports ;;

@@ -223,6 +223,7 @@ def fast_state(rows: list[dict[str, Any]], nth: int = 4) -> None:
     """For a host with slow spells of seconds (session 30's: 10-20%, no steal): per candidate, each
     condition's `nth`-fastest batch, the host's fast state; and each variant (`VARIANTS`) against its
     twin, there and round by round (the median of the rounds' ratios)."""
+    median = statistics.median
     columns = "".join(f" {v} there | {v}, rounds |" for v in VARIANTS)
     print(f"| query | candidate | condition | {nth}th-fastest batch, ms |{columns}")
     print("|---|---|---|---|" + "---|---|" * len(VARIANTS))
@@ -238,7 +239,6 @@ def fast_state(rows: list[dict[str, Any]], nth: int = 4) -> None:
                     cells += ["", ""]
                     continue
                 other = batches(mine, variant)
-                median = statistics.median
                 ratios = [
                     median(batches(mine, variant, k)) / median(batches(mine, name, k))
                     for k in sorted({r["round"] for r in mine})
@@ -267,6 +267,8 @@ def main() -> None:
         summarize(rows)
         fast_state(rows)
         return
+    if args.sf_folder is None:
+        parser.error("SF_FOLDER is needed to measure (or --read a saved run)")
     siblings = {}  # per core, the SMT siblings Linux shows (none on a VM that hides them)
     for cpu in sorted(os.sched_getaffinity(0)):
         listed = Path(f"/sys/devices/system/cpu/cpu{cpu}/topology/thread_siblings_list")

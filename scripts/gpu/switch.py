@@ -183,10 +183,15 @@ def measure(args: argparse.Namespace, number: int, kernel: str) -> list[dict[str
     return rows
 
 
+def others_ms(row: dict[str, Any]) -> float:
+    """A batch's calls after its first: their mean, ms."""
+    return 1e3 * statistics.mean(row["call_s"][1:])
+
+
 def figures(rows: list[dict[str, Any]]) -> tuple[float, float, float, float]:
     """Milliseconds, medians over batches: the first call, the mean of the others, and each's issue."""
     first = statistics.median(1e3 * r["call_s"][0] for r in rows)
-    others = statistics.median(1e3 * statistics.mean(r["call_s"][1:]) for r in rows)
+    others = statistics.median(others_ms(r) for r in rows)
     issue_first = statistics.median(1e3 * r["issue_s"][0] for r in rows)
     issue_others = statistics.median(1e3 * statistics.mean(r["issue_s"][1:]) for r in rows)
     return first, others, issue_first, issue_others
@@ -213,7 +218,7 @@ def summarize(rows: list[dict[str, Any]]) -> None:
 def batches(rows: list[dict[str, Any]], name: str, round_: int | None = None) -> list[float]:
     """A condition's batches (in one round, or all), each its calls after the first, ms, fastest first."""
     kept = (r for r in rows if r["condition"] == name and round_ in (None, r["round"]))
-    return sorted(1e3 * statistics.mean(r["call_s"][1:]) for r in kept)
+    return sorted(others_ms(r) for r in kept)
 
 
 VARIANTS = ("+flush", "+profiled")  # conditions read against their twin without the suffix

@@ -52,6 +52,14 @@ class TimingPolicy:
     # share that cost (docs/sandbox.md, "The cost of timing from outside").
     batch_ms: float = 0.0
     max_calls: int = 60
+    # A call at least this long is one sample by itself, the L2 cache flushed before it (`arm`, outside
+    # the window) as the protocol says. A batch's later calls find the previous call's lines in the
+    # cache (the compiled Q1 plan ran 4-5% faster so on an H100, docs/benchmarks.md, session 30), and a
+    # flush inside a batch would run in the kernel's process, inside the window, where it could be
+    # skipped while the channel's share taken off still counted it. So only calls short enough for the
+    # channel to be a large share of a sample are batched: at 1 ms a call the round trip (13-14 us on
+    # the H200 host) is under 1.5% before it is taken off (0.6.16).
+    single_ms: float = 0.0
 
     @classmethod
     def for_device(cls, device_type: str, max_time_s: float | None = None) -> TimingPolicy:
@@ -59,16 +67,18 @@ class TimingPolicy:
         if device_type == "cuda":
             # Half a second of warm-up per candidate, not the minimum 0.1 s: the GPU idles between queries
             # (DuckDB, start-up), and its clocks come back up over the first calls.
-            policy = cls(warmup_s=0.5, batch_ms=5.0)
+            policy = cls(warmup_s=0.5, batch_ms=5.0, single_ms=1.0)
             return policy if max_time_s is None else replace(policy, max_time_s=max_time_s,
                                                              min_time_s=min(1.0, max_time_s))  # fmt: skip
         budget = 2.0 if max_time_s is None else max_time_s
         return cls(min_time_s=min(0.2, budget), max_time_s=budget)
 
     def calls_per_sample(self, call_ms: float, strata: int) -> int:
-        """Calls in one timed sample: one, or where a call is shorter than `batch_ms`, a multiple of
-        `strata` that lasts about `batch_ms` (at most `max_calls`)."""
+        """Calls in one timed sample: one, or where a call is shorter than `single_ms` and half of
+        `batch_ms`, a multiple of `strata` that lasts about `batch_ms` (at most `max_calls`)."""
         if self.batch_ms <= 0 or call_ms <= 0 or 2 * call_ms > self.batch_ms:
+            return 1
+        if 0 < self.single_ms <= call_ms:
             return 1
         wanted = min(self.max_calls, math.ceil(self.batch_ms / call_ms))
         return max(strata, strata * round(wanted / strata))

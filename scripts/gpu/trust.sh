@@ -17,8 +17,8 @@
 #   new-SET and old-SET (SET: cuda-core or triton-core; old-*: the harness of commit d37eae1, unpacked
 #   into old/ by `git archive d37eae1 evaluator sandbox | tar -x -C old`, carried), selftime-SET (new-SET
 #   in a copy of this tree whose runners and harness log their own clocks, scripts/gpu/selftime.py; its
-#   report is new-SET's, so give it a ROUND of its own), flushed-SET (new-SET in a copy of this tree whose
-#   batches flush the L2 cache before every call, scripts/gpu/flushed.py; report flushed-SET-rN), tail-SET
+#   report is new-SET's, so give it a ROUND of its own), prev-SET (new-SET with the harness unpacked into
+#   prev/, a tree before this one's change: `git archive REV evaluator sandbox | tar -x -C prev`), tail-SET
 #   (new-SET with `--ahead tail`: no runner started ahead, so none has set the profiler up before its
 #   timed calls, as every query's but the first has under the default), summary
 #   (a row per report and query, then per query each harness's speedups over its reports, 0.6.x's cold
@@ -94,10 +94,7 @@ clocks_event_reasons.active,utilization.gpu,memory.used --format=csv -lms 500 > 
                   && (cd "$copy/tree" && bash scripts/gpu/trust.sh "new-$set_")
                 python3 scripts/gpu/selftime.py summarize "$copy/logs" | tee "$OUT/selftime-$name.md"
                 tar -C "$copy" -czf "$OUT/selftime-$name-logs.tgz" logs ;;
-    flushed-*) set_=${step#flushed-}; copy=/tmp/dkb-flushed/tree
-               rm -rf "$copy" && mkdir -p "$copy" && cp -a . "$copy" && python3 scripts/gpu/flushed.py "$copy" \
-                 && (cd "$copy" && ROUND=flushed bash scripts/gpu/trust.sh "new-$set_") \
-                 && mv "$VAR/reports/new-$set_-rflushed.json" "$VAR/reports/$step${ROUND:+-r$ROUND}.json" ;;
+    prev-*) run_set "$PWD/prev" "${step#prev-}" "$step${ROUND:+-r$ROUND}" --sandbox process ;;
     old-*) run_set "$PWD/old" "${step#old-}" "$step${ROUND:+-r$ROUND}" --compile-cache "$CACHE" --no-prepare \
              --queries "$(queries_of "examples/${step#old-}")" ;;
     summary) python3 - "$VAR/reports" <<'EOF' | tee "$OUT/summary.md"
@@ -140,12 +137,12 @@ for name, r in reports.items():
 print()  # per set and query, each harness's speedups over its reports (0.6.x's cold and calibrated ones
 # apart: a query timed against its calibration's compiled baseline, or one compiled in its runner), the move
 print("| set, query | 0.6.x (new-*) rounds | median | spread | 0.4.1 (old-*) rounds | median | spread | move | "
-      "flushed-* rounds | median | spread | move | tail-* rounds | median | spread | move |")
+      "prev-* rounds | median | spread | move | tail-* rounds | median | spread | move |")
 print("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
 def calibrated(q):
     return q["stats"].get("baseline_calibration") is not None
 for set_ in ("cuda-core", "triton-core"):
-    sides = ("new", "old", "flushed", "tail")
+    sides = ("new", "old", "prev", "tail")
     runs = {side: [r for n, r in reports.items() if n.startswith(f"{side}-{set_}")] for side in sides}
     numbers = sorted({q["query"] for rs in runs.values() for r in rs for q in r["queries"] if q["speedup"]})
     for number, kind in ((n, k) for n in numbers for k in ("calibrated", "cold")):
@@ -161,7 +158,7 @@ for set_ in ("cuda-core", "triton-core"):
         def move(side):
             return f"{100 * (medians[side] / medians['old'] - 1):+.1f}%" if medians[side] and medians["old"] else ""
         row = cells["new"] + cells["old"] + [move("new")]
-        row += [cell for side in ("flushed", "tail") for cell in cells[side] + [move(side)]]
+        row += [cell for side in ("prev", "tail") for cell in cells[side] + [move(side)]]
         print(f"| {set_} Q{number:02d}, 0.6.x {kind} | {' | '.join(row)} |")
 EOF
       tar -C "$VAR" -czf "$OUT/reports.tgz" reports ;;

@@ -278,6 +278,17 @@ def test_a_sample_holds_several_calls_of_every_parameter_set_when_calls_are_shor
     assert TimingPolicy().calls_per_sample(0.5, strata=5) == 1  # in-process timing: one call
 
 
+def test_on_a_gpu_a_call_of_a_millisecond_or_more_is_a_sample_by_itself() -> None:
+    # Batched calls share one L2 flush (before the batch, outside the window); calls long enough for the
+    # channel to be a small share go one a sample, each after its own flush, as the protocol says.
+    policy = TimingPolicy.for_device("cuda")
+    assert policy.calls_per_sample(2.1, strata=7) == 1  # the compiled Q1 plan at SF10 on an H100
+    assert policy.calls_per_sample(1.0, strata=7) == 1
+    assert policy.calls_per_sample(0.99, strata=7) == 7
+    assert policy.calls_per_sample(0.5, strata=5) == 10
+    assert TimingPolicy.for_device("cpu").calls_per_sample(2.1, strata=7) == 1
+
+
 def test_the_loop_hands_each_sample_its_first_rep_and_call_count() -> None:
     seen: list[tuple[int, int]] = []
     policy = TimingPolicy(

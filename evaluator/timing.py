@@ -57,8 +57,9 @@ class TimingPolicy:
     # cache (the compiled Q1 plan ran 4-5% faster so on an H100, docs/benchmarks.md, session 30), and a
     # flush inside a batch would run in the kernel's process, inside the window, where it could be
     # skipped while the channel's share taken off still counted it. So only calls short enough for the
-    # channel to be a large share of a sample are batched: at 1 ms a call the round trip (13-14 us on
-    # the H200 host) is under 1.5% before it is taken off (0.6.16).
+    # channel to be a large share of a one-call sample are batched (0.6.16). The channel is taken off
+    # each sample (evaluator/harness/timed.py, `RoundTrip`): 150-260 us for a one-call sample of Q01 or
+    # Q03 on a lent H100, 7-12% of the call (docs/benchmarks.md, session 31).
     single_ms: float = 0.0
 
     @classmethod
@@ -76,9 +77,7 @@ class TimingPolicy:
     def calls_per_sample(self, call_ms: float, strata: int) -> int:
         """Calls in one timed sample: one, or where a call is shorter than `single_ms` and half of
         `batch_ms`, a multiple of `strata` that lasts about `batch_ms` (at most `max_calls`)."""
-        if self.batch_ms <= 0 or call_ms <= 0 or 2 * call_ms > self.batch_ms:
-            return 1
-        if 0 < self.single_ms <= call_ms:
+        if self.batch_ms <= 0 or call_ms <= 0 or 2 * call_ms > self.batch_ms or 0 < self.single_ms <= call_ms:
             return 1
         wanted = min(self.max_calls, math.ceil(self.batch_ms / call_ms))
         return max(strata, strata * round(wanted / strata))

@@ -486,8 +486,9 @@ class DrainingRemote:
     waits it is given (its runner's `drain`, evaluator/runner/commands.py), every batch at once with
     empty results; the kernel's runner can be frozen and uses no CPU."""
 
-    def __init__(self, waits: list[dict] | None = None) -> None:
+    def __init__(self, waits: list[dict] | None = None, call_s: float = 0.001, trip_s: float = 0.001) -> None:
         self.waits, self.sent, self.stopped = iter(waits or []), [], False
+        self.call_s, self.trip_s = call_s, trip_s  # a timed call's seconds; a ping's or an echo's
 
     def ask(self, command: dict, limit_s: float, reason: str | None = None) -> tuple[dict, bytes]:
         self.sent.append(command)
@@ -496,7 +497,8 @@ class DrainingRemote:
     def timed(self, command: dict, limit_s: float, reason: str | None = None) -> tuple[float, dict, bytes]:
         self.sent.append(command)
         calls = command.get("calls", [])
-        return 0.001 * max(1, len(calls)), {"layout": [[] for _ in calls]}, b""
+        seconds = self.call_s * len(calls) if command["op"] == "batch" else self.trip_s
+        return seconds, {"layout": [[] for _ in calls]}, b""
 
     def freeze(self, frozen: bool) -> bool:
         return True
@@ -508,13 +510,20 @@ class DrainingRemote:
         self.stopped = True
 
 
-def _time_both(device: str, waits: list[dict]) -> tuple[Outcome, DrainingRemote, DrainingRemote]:
+def _time_both(
+    device: str,
+    waits: list[dict],
+    policy: TimingPolicy | None = None,
+    call_s: float = 0.001,
+    trip_s: float = 0.001,
+) -> tuple[Outcome, DrainingRemote, DrainingRemote]:
     sides = Sides(
         query=QUERIES[6], folders=[], device=device, params=[{}], baseline_mode="compiled",
-        timing=TimingPolicy(warmup_s=0.0, min_reps=12, min_time_s=0.0, max_time_s=5.0),
+        timing=policy or TimingPolicy(warmup_s=0.0, min_reps=12, min_time_s=0.0, max_time_s=5.0),
         query_timeout_s=60, compile_limit_s=60, verify={"seed": 1, "share": 0.0},
     )  # fmt: skip
-    baseline, kernel, outcome = DrainingRemote(waits), DrainingRemote(), Outcome()
+    baseline, kernel = DrainingRemote(waits, call_s, trip_s), DrainingRemote(call_s=call_s, trip_s=trip_s)
+    outcome = Outcome()
     checks = {"baseline": Timed(sides.verify), "kernel": Timed(sides.verify)}
     timed.time_both(baseline, kernel, sides, checks, RoundTrip(), outcome)  # type: ignore[arg-type]
     return outcome, baseline, kernel
@@ -576,6 +585,23 @@ def test_on_a_gpu_both_runners_make_one_untimed_call_before_each_timed_batch() -
         ops = [c["op"] for c in remote.sent]
         arms = [c for c in remote.sent if c["op"] == "arm"]
         assert ops.count("batch") == len(arms) > 12 and all(c.get("prime") is True for c in arms)
+
+
+def test_on_a_gpu_each_call_of_a_millisecond_follows_its_own_flush_and_shorter_calls_share_one() -> None:
+    """0.6.16: `arm` (the L2 flush, outside the window) comes before every timed batch; a call of 1 ms
+    or more is a batch by itself, so it is flushed before each call, as the protocol says."""
+    policy = replace(
+        TimingPolicy.for_device("cuda"), warmup_s=0.0, min_reps=12, min_time_s=0.0, max_time_s=5.0
+    )
+    idle = [{"busy_s": 0.0, "probes": 1, "idle": True}] * 400
+    for call_s, calls in ((0.0011, 1), (0.00055, 10)):  # a 20 us round trip comes off: 1.08, 0.53 ms
+        outcome, baseline, kernel = _time_both("cuda", idle, policy, call_s, trip_s=0.00002)
+        assert outcome.status == "passed", outcome.reason
+        for remote in (baseline, kernel):
+            timed_batches = [c for c in remote.sent if c["op"] == "batch"][policy.warmup_reps :]
+            assert timed_batches and {len(c["calls"]) for c in timed_batches} == {calls}
+            ops = " ".join(c["op"] for c in remote.sent)
+            assert ops.count("batch") == ops.count("arm")  # every batch armed, so flushed, first
 
 
 def test_the_baselines_runner_echoes_both_sides_last_batches_between_arm_and_ping() -> None:

@@ -100,19 +100,23 @@ def self_timed_runner(
     warm: bool = False,
     prefix: list[str] | None = None,
     profiler: bool = False,
+    launcher: Launcher | None = None,
 ) -> Iterator[Remote]:
     """A runner (`code`: this script's, or another's with commands of its own) of the query's TorchPlan in
     `mode` ("compiled" or "eager"), or of a kernel file (core scope), its tables loaded and its pool made,
     ready to time; with `warm`, started and pooled as the harness starts a baseline's (its compile's
     imports in `start`, its first calls in `pool`); `prefix`: a command that runs the runner (setarch);
-    `profiler`: its start sets the profiler up, as a runner the harness starts ahead of its query."""
+    `profiler`: its start sets the profiler up, as a runner the harness starts ahead of its query;
+    `launcher`: how it starts (the trusted side's plain `Launcher` unless told: a kernel's runner starts
+    through its sandbox's, `sandbox.launcher`)."""
     with tempfile.TemporaryDirectory(prefix="dkb-channel-") as scratch:
         launch = Launch(
             argv=[*(prefix or []), sys.executable, "-c", code], readable=[folder],
             writable=[Path(scratch)], hidden=[],
             env={"OMP_WAIT_POLICY": "PASSIVE"}, timeout_s=3600, channel=True,  # as the harness's runners
         )  # fmt: skip
-        remote = Remote(Launcher().start(launch), "baseline", spin_s=SPIN_S if device == "cuda" else 0.0)
+        started = (launcher or Launcher()).start(launch)
+        remote = Remote(started, "baseline", spin_s=SPIN_S if device == "cuda" else 0.0)
         compiled = {"compile": True} if warm and mode == "compiled" else {}
         compiled |= {"profiler": True} if profiler else {}
         load = {"baseline": mode} if mode in ("compiled", "eager") else {"kernel_path": mode, "scope": "core"}

@@ -21,7 +21,11 @@ TorchPlan) holds its context and tables throughout. Conditions, each against "fr
   A's clock), as harness 0.4.1 and the protocol flush it, not only before each batch as 0.6.x does;
 - free+profiled, turns+warm+profiled: as each, timing a second runner of the candidate whose start set
   the profiler up, as the harness's runners started ahead of their query do (`start`'s "profiler"; a
-  profiled process can slow every launch after, where CUPTI is not torn down).
+  profiled process can slow every launch after, where CUPTI is not torn down);
+- free+sandboxed, turns+warm+sandboxed: as each, timing a second runner of the candidate started through
+  the `process` sandbox's launcher, as the harness starts a kernel's runner under `--sandbox process`
+  (its environment cleared, its rlimits, and where it may, a memory and pids cgroup); A, like the
+  baseline's runner, starts through the plain launcher, its environment this process's.
 
 A's batches are armed as the harness arms them (L2 flushed, device idle). The table gives the first call
 of a batch and the rest: a cost in the first call only is a switch that one untimed call would absorb; a
@@ -39,6 +43,7 @@ import json
 import os
 import statistics
 import sys
+import time
 from contextlib import ExitStack
 from pathlib import Path
 from typing import Any
@@ -51,6 +56,7 @@ from channel import self_timed_runner  # noqa: E402
 from evaluator.harness.cores import pinned, split  # noqa: E402
 from evaluator.harness.session import SPIN_S  # noqa: E402
 from evaluator.queries import QUERIES  # noqa: E402
+from sandbox import launcher  # noqa: E402
 
 # The runner, with three more commands: `percall` (a batch timed call by call by its own clock, no results
 # gathered; with the core it last ran on and its page faults and context switches meanwhile), `burn` (host
@@ -134,6 +140,7 @@ def conditions(device: str) -> dict[str, dict[str, Any]]:
         found[f"{name}+flush"] = found[name] | {"flush": True}
     for name in ("free", "turns+warm"):
         found[f"{name}+profiled"] = found[name] | {"profiled": True}
+        found[f"{name}+sandboxed"] = found[name] | {"sandboxed": True}
     return found
 
 
@@ -147,20 +154,40 @@ def measure(args: argparse.Namespace, number: int, kernel: str) -> list[dict[str
     found = {n: c for n, c in conditions(args.device).items() if n in wanted}
     with ExitStack() as stack:
 
-        def runner(mode: str, profiler: bool = False) -> Any:
+        def runner(mode: str, profiler: bool = False, sandboxed: bool = False) -> Any:
             folder, device = args.sf_folder, args.device
+            how = launcher("process", device=device, deadline=time.monotonic() + 3600) if sandboxed else None
             started = self_timed_runner(
-                folder, device, number, mode, params, 4, code=RUNNER, warm=True, profiler=profiler
+                folder,
+                device,
+                number,
+                mode,
+                params,
+                4,
+                code=RUNNER,
+                warm=True,
+                profiler=profiler,
+                launcher=how,
             )
             return stack.enter_context(started)
 
+        def wanted_by(variant: str) -> bool:
+            return any(c.get(variant) for c in found.values())
+
         plain, b = runner(kernel), runner("eager")
-        profiled = runner(kernel, profiler=True) if any(c.get("profiled") for c in found.values()) else None
+        profiled = runner(kernel, profiler=True) if wanted_by("profiled") else None
+        sandboxed = runner(kernel, sandboxed=True) if wanted_by("sandboxed") else None
         b_s = 0.01
         for round_ in range(args.rounds):
             for name, condition in found.items():
                 spin = condition["spin"]
-                a = profiled if condition.get("profiled") else plain
+                a = (
+                    profiled
+                    if condition.get("profiled")
+                    else sandboxed
+                    if condition.get("sandboxed")
+                    else plain
+                )
                 a.spin_s = b.spin_s = spin_s if spin else 0.0
                 with pinned(frozenset(spin) if spin else None):
                     for rep in range(args.batches + 1):  # the first batch of each: a warm-up, not kept
@@ -221,7 +248,7 @@ def batches(rows: list[dict[str, Any]], name: str, round_: int | None = None) ->
     return sorted(others_ms(r) for r in kept)
 
 
-VARIANTS = ("+flush", "+profiled")  # conditions read against their twin without the suffix
+VARIANTS = ("+flush", "+profiled", "+sandboxed")  # conditions read against their twin without the suffix
 
 
 def fast_state(rows: list[dict[str, Any]], nth: int = 4) -> None:

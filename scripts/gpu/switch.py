@@ -154,40 +154,25 @@ def measure(args: argparse.Namespace, number: int, kernel: str) -> list[dict[str
     found = {n: c for n, c in conditions(args.device).items() if n in wanted}
     with ExitStack() as stack:
 
-        def runner(mode: str, profiler: bool = False, sandboxed: bool = False) -> Any:
-            folder, device = args.sf_folder, args.device
-            how = launcher("process", device=device, deadline=time.monotonic() + 3600) if sandboxed else None
-            started = self_timed_runner(
-                folder,
-                device,
-                number,
-                mode,
-                params,
-                4,
-                code=RUNNER,
-                warm=True,
-                profiler=profiler,
-                launcher=how,
-            )
+        def runner(mode: str, variant: str | None = None) -> Any:
+            options: dict[str, Any] = {"code": RUNNER, "warm": True, "profiler": variant == "profiled"}
+            if variant == "sandboxed":  # as the harness starts a kernel's runner
+                options["launcher"] = launcher(
+                    "process", device=args.device, deadline=time.monotonic() + 3600
+                )
+            started = self_timed_runner(args.sf_folder, args.device, number, mode, params, 4, **options)
             return stack.enter_context(started)
 
-        def wanted_by(variant: str) -> bool:
-            return any(c.get(variant) for c in found.values())
-
         plain, b = runner(kernel), runner("eager")
-        profiled = runner(kernel, profiler=True) if wanted_by("profiled") else None
-        sandboxed = runner(kernel, sandboxed=True) if wanted_by("sandboxed") else None
+        # A second runner of the candidate for each variant the conditions ask for.
+        variants = {
+            v: runner(kernel, v) for v in ("profiled", "sandboxed") if any(c.get(v) for c in found.values())
+        }
         b_s = 0.01
         for round_ in range(args.rounds):
             for name, condition in found.items():
                 spin = condition["spin"]
-                a = (
-                    profiled
-                    if condition.get("profiled")
-                    else sandboxed
-                    if condition.get("sandboxed")
-                    else plain
-                )
+                a = next((variants[v] for v in variants if condition.get(v)), plain)
                 a.spin_s = b.spin_s = spin_s if spin else 0.0
                 with pinned(frozenset(spin) if spin else None):
                     for rep in range(args.batches + 1):  # the first batch of each: a warm-up, not kept

@@ -195,9 +195,9 @@ def measure(args: argparse.Namespace, number: int, kernel: str) -> list[dict[str
     return rows
 
 
-def others_ms(row: dict[str, Any]) -> float:
-    """A batch's calls after its first: their mean, ms."""
-    return 1e3 * statistics.mean(row["call_s"][1:])
+def others_ms(row: dict[str, Any], key: str = "call_s") -> float:
+    """A batch's calls after its first: the mean of their `key` ("call_s", or "issue_s"), ms."""
+    return 1e3 * statistics.mean(row[key][1:])
 
 
 def figures(rows: list[dict[str, Any]]) -> tuple[float, float, float, float]:
@@ -205,7 +205,7 @@ def figures(rows: list[dict[str, Any]]) -> tuple[float, float, float, float]:
     first = statistics.median(1e3 * r["call_s"][0] for r in rows)
     others = statistics.median(others_ms(r) for r in rows)
     issue_first = statistics.median(1e3 * r["issue_s"][0] for r in rows)
-    issue_others = statistics.median(1e3 * statistics.mean(r["issue_s"][1:]) for r in rows)
+    issue_others = statistics.median(others_ms(r, "issue_s") for r in rows)
     return first, others, issue_first, issue_others
 
 

@@ -26,6 +26,8 @@ TorchPlan) holds its context and tables throughout. Conditions, each against "fr
   the `process` sandbox's launcher, as the harness starts a kernel's runner under `--sandbox process`
   (its environment cleared, its rlimits, and where it may, a memory and pids cgroup); A, like the
   baseline's runner, starts through the plain launcher, its environment this process's.
+- inline, inline+flush: as free, the candidate called in this process itself, no runner, as harness 0.4.1
+  timed both sides in its one process (which flushed the L2 cache before every call: inline+flush).
 
 A's batches are armed as the harness arms them (L2 flushed, device idle). The table gives the first call
 of a batch and the rest: a cost in the first call only is a switch that one untimed call would absorb; a
@@ -61,8 +63,9 @@ from sandbox import launcher  # noqa: E402
 # The runner, with three more commands: `percall` (a batch timed call by call by its own clock, no results
 # gathered; with the core it last ran on and its page faults and context switches meanwhile), `burn` (host
 # work) and `where` (addresses of the heap, a code object and the stack, which differ between processes
-# only through address-space randomization: scripts/gpu/procs.py).
-RUNNER = """
+# only through address-space randomization: scripts/gpu/procs.py). The commands alone (`COMMANDS`) also
+# serve the `inline` conditions, in this process.
+COMMANDS = """
 import os, resource, sys, time
 import numpy as np
 from evaluator.runner import commands
@@ -102,11 +105,36 @@ def burn(state, command):
     while time.perf_counter() < until:
         MEMORY.sum()
     return {}, b""
-
+"""
+SERVE = """
 commands.COMMANDS.update(percall=percall, burn=burn, where=where)
 commands.main()
 os._exit(0)
 """
+RUNNER = COMMANDS + SERVE
+
+
+class Inline:
+    """The candidate in this process, no runner: what harness 0.4.1 timed (its one process, tables, pool
+    and candidate its own). `ask` answers a runner's commands, `percall` and `arm` included, by calling
+    them here; set up as `self_timed_runner` sets a runner up."""
+
+    def __init__(self, folder: Path, device: str, number: int, mode: str, params: list[Any], pool: int):
+        from evaluator.runner import commands
+
+        namespace: dict[str, Any] = {}
+        exec(COMMANDS, namespace)  # noqa: S102 - this script's own runner code, run here instead
+        self.handlers = commands.COMMANDS | {"percall": namespace["percall"]}
+        self.state = commands.State()
+        self.spin_s = 0.0
+        load = {"baseline": mode} if mode in ("compiled", "eager") else {"kernel_path": mode, "scope": "core"}
+        self.ask({"op": "start", "device": device, "query": number, "compile": mode == "compiled"})
+        self.ask({"op": "load"} | load)
+        self.ask({"op": "tables", "folder": str(folder)})
+        self.ask({"op": "pool", "size": pool, "params": params, "warm": True})
+
+    def ask(self, command: dict[str, Any], timeout_s: float = 0.0) -> Any:
+        return self.handlers[command["op"]](self.state, command)
 
 
 def candidates(given: list[str] | None, default: str) -> list[tuple[int, str]]:
@@ -141,6 +169,8 @@ def conditions(device: str) -> dict[str, dict[str, Any]]:
     for name in ("free", "turns+warm"):
         found[f"{name}+profiled"] = found[name] | {"profiled": True}
         found[f"{name}+sandboxed"] = found[name] | {"sandboxed": True}
+    found["inline"] = found["free"] | {"inline": True}
+    found["inline+flush"] = found["inline"] | {"flush": True}
     return found
 
 
@@ -168,6 +198,8 @@ def measure(args: argparse.Namespace, number: int, kernel: str) -> list[dict[str
         variants = {
             v: runner(kernel, v) for v in ("profiled", "sandboxed") if any(c.get(v) for c in found.values())
         }
+        if any(c.get("inline") for c in found.values()):
+            variants["inline"] = Inline(args.sf_folder, args.device, number, kernel, params, 4)
         b_s = 0.01
         for round_ in range(args.rounds):
             for name, condition in found.items():

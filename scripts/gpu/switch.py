@@ -27,7 +27,9 @@ TorchPlan) holds its context and tables throughout. Conditions, each against "fr
   (its environment cleared, its rlimits, and where it may, a memory and pids cgroup); A, like the
   baseline's runner, starts through the plain launcher, its environment this process's.
 - inline, inline+flush: as free, the candidate called in this process itself, no runner, as harness 0.4.1
-  timed both sides in its one process (which flushed the L2 cache before every call: inline+flush).
+  timed both sides in its one process (which flushed the L2 cache before every call: inline+flush);
+- pair: 0.4.1's loop itself, a kernel file's candidate and the compiled plan both in this process,
+  sharing tables and clones, in turn call by call, each call flushed first (rows for both).
 
 A's batches are armed as the harness arms them (L2 flushed, device idle). The table gives the first call
 of a batch and the rest: a cost in the first call only is a switch that one untimed call would absorb; a
@@ -119,7 +121,16 @@ class Inline:
     and candidate its own). `ask` answers a runner's commands, `percall` and `arm` included, by calling
     them here; set up as `self_timed_runner` sets a runner up."""
 
-    def __init__(self, folder: Path, device: str, number: int, mode: str, params: list[Any], pool: int):
+    def __init__(
+        self,
+        folder: Path,
+        device: str,
+        number: int,
+        mode: str,
+        params: list[Any],
+        pool: int,
+        share: Inline | None = None,
+    ):
         from evaluator.runner import commands
 
         namespace: dict[str, Any] = {}
@@ -130,11 +141,35 @@ class Inline:
         load = {"baseline": mode} if mode in ("compiled", "eager") else {"kernel_path": mode, "scope": "core"}
         self.ask({"op": "start", "device": device, "query": number, "compile": mode == "compiled"})
         self.ask({"op": "load"} | load)
-        self.ask({"op": "tables", "folder": str(folder)})
+        if share is None:
+            self.ask({"op": "tables", "folder": str(folder)})
+        else:  # `share`'s tables and clones, as 0.4.1's two candidates shared theirs
+            self.state.tables = share.state.tables
         self.ask({"op": "pool", "size": pool, "params": params, "warm": True})
+        if share is not None:
+            self.state.pool = share.state.pool
 
     def ask(self, command: dict[str, Any], timeout_s: float = 0.0) -> Any:
         return self.handlers[command["op"]](self.state, command)
+
+
+def paired(first: Inline, then: Inline, calls: list[list[int]]) -> list[dict[str, Any]]:
+    """Harness 0.4.1's loop: two candidates in one process, in turn call by call, the L2 cache flushed
+    and the device idle before each call; per candidate its calls' times as `percall` answers them."""
+    times: list[dict[str, Any]] = [{"issue_s": [], "call_s": []}, {"issue_s": [], "call_s": []}]
+    for clone, index in calls:
+        for one, kept in zip((first, then), times, strict=True):
+            state = one.state
+            if state.flush is not None:
+                state.flush.fill_(0)
+            state.sync()
+            started = time.perf_counter()
+            state.call(state.pool[clone % len(state.pool)], state.params[index])
+            issued = time.perf_counter()
+            state.sync()
+            kept["issue_s"].append(issued - started)
+            kept["call_s"].append(time.perf_counter() - started)
+    return times
 
 
 def candidates(given: list[str] | None, default: str) -> list[tuple[int, str]]:
@@ -171,6 +206,7 @@ def conditions(device: str) -> dict[str, dict[str, Any]]:
         found[f"{name}+sandboxed"] = found[name] | {"sandboxed": True}
     found["inline"] = found["free"] | {"inline": True}
     found["inline+flush"] = found["inline"] | {"flush": True}
+    found["pair"] = found["inline"] | {"pair": True}
     return found
 
 
@@ -200,6 +236,12 @@ def measure(args: argparse.Namespace, number: int, kernel: str) -> list[dict[str
         }
         if any(c.get("inline") for c in found.values()):
             variants["inline"] = Inline(args.sf_folder, args.device, number, kernel, params, 4)
+        if kernel == "compiled":  # "pair" times a kernel file beside the compiled plan
+            found.pop("pair", None)
+        elif "pair" in found:
+            plan = Inline(
+                args.sf_folder, args.device, number, "compiled", params, 4, share=variants["inline"]
+            )
         b_s = 0.01
         for round_ in range(args.rounds):
             for name, condition in found.items():
@@ -208,6 +250,14 @@ def measure(args: argparse.Namespace, number: int, kernel: str) -> list[dict[str
                 a.spin_s = b.spin_s = spin_s if spin else 0.0
                 with pinned(frozenset(spin) if spin else None):
                     for rep in range(args.batches + 1):  # the first batch of each: a warm-up, not kept
+                        if condition.get("pair"):  # the compiled plan first, as 0.4.1's "baseline"
+                            both = paired(plan, a, calls)
+                            if rep:
+                                rows += [{"query": number, "candidate": who, "round": round_,
+                                          "condition": name} | answer
+                                         for who, answer in zip(("compiled", Path(kernel).name), both,
+                                                                strict=True)]  # fmt: skip
+                            continue
                         if "b" in condition:
                             b.ask({"op": "arm", "cpus": condition["b"]}, 300)
                             b_s = sum(b.ask({"op": "percall", "calls": calls}, 300)[0]["call_s"])
@@ -251,12 +301,17 @@ def summarize(rows: list[dict[str, Any]]) -> None:
             name: [r for r in mine if r["condition"] == name]
             for name in dict.fromkeys(r["condition"] for r in mine)
         }
-        free = figures(by["free"])
+        # The compiled plan has "pair" rows without "free" ones where only a kernel file was a candidate.
+        free = figures(by["free"]) if "free" in by else None
         for name, kept in by.items():
             first, others, issue_first, issue_others = figures(kept)
-            print(f"| Q{key[0]} | {key[1]} | {name} | {first:.4f} | {100 * (first / free[0] - 1):+.1f}% | "
-                  f"{others:.4f} | {100 * (others / free[1] - 1):+.1f}% | {issue_first:.4f} | "
+            print(f"| Q{key[0]} | {key[1]} | {name} | {first:.4f} | {versus(first, free, 0)} | "
+                  f"{others:.4f} | {versus(others, free, 1)} | {issue_first:.4f} | "
                   f"{issue_others:.4f} |")  # fmt: skip
+
+
+def versus(mine: float, free: tuple[float, ...] | None, column: int) -> str:
+    return f"{100 * (mine / free[column] - 1):+.1f}%" if free else ""
 
 
 def batches(rows: list[dict[str, Any]], name: str, round_: int | None = None) -> list[float]:

@@ -76,20 +76,24 @@ def _usage():
     u = resource.getrusage(resource.RUSAGE_SELF)
     return {"minflt": u.ru_minflt, "nvcsw": u.ru_nvcsw, "nivcsw": u.ru_nivcsw}
 
+def timed_call(state, clone, index, flush):
+    if flush:
+        state.flush.fill_(0)
+        state.sync()
+    started = time.perf_counter()
+    state.call(state.pool[clone % len(state.pool)], state.params[index])
+    issued = time.perf_counter()
+    state.sync()
+    return issued - started, time.perf_counter() - started
+
 def percall(state, command):
     issue, call = [], []
     flush = command.get("flush") and state.flush is not None
     before = _usage()
     for clone, index in command["calls"]:
-        if flush:
-            state.flush.fill_(0)
-            state.sync()
-        started = time.perf_counter()
-        state.call(state.pool[clone % len(state.pool)], state.params[index])
-        issued = time.perf_counter()
-        state.sync()
-        issue.append(issued - started)
-        call.append(time.perf_counter() - started)
+        issued, called = timed_call(state, clone, index, flush)
+        issue.append(issued)
+        call.append(called)
     after = _usage()
     with open("/proc/thread-self/stat") as stat:
         core = int(stat.read().rsplit(")", 1)[1].split()[36])
@@ -136,6 +140,7 @@ class Inline:
         namespace: dict[str, Any] = {}
         exec(COMMANDS, namespace)  # noqa: S102 - this script's own runner code, run here instead
         self.handlers = commands.COMMANDS | {"percall": namespace["percall"]}
+        self.timed_call = namespace["timed_call"]
         self.state = commands.State()
         self.spin_s = 0.0
         load = {"baseline": mode} if mode in ("compiled", "eager") else {"kernel_path": mode, "scope": "core"}
@@ -159,16 +164,9 @@ def paired(first: Inline, then: Inline, calls: list[list[int]]) -> list[dict[str
     times: list[dict[str, Any]] = [{"issue_s": [], "call_s": []}, {"issue_s": [], "call_s": []}]
     for clone, index in calls:
         for one, kept in zip((first, then), times, strict=True):
-            state = one.state
-            if state.flush is not None:
-                state.flush.fill_(0)
-            state.sync()
-            started = time.perf_counter()
-            state.call(state.pool[clone % len(state.pool)], state.params[index])
-            issued = time.perf_counter()
-            state.sync()
-            kept["issue_s"].append(issued - started)
-            kept["call_s"].append(time.perf_counter() - started)
+            issued, called = one.timed_call(one.state, clone, index, one.state.flush is not None)
+            kept["issue_s"].append(issued)
+            kept["call_s"].append(called)
     return times
 
 

@@ -117,17 +117,35 @@ def self_timed_runner(
         )  # fmt: skip
         started = (launcher or Launcher()).start(launch)
         remote = Remote(started, "baseline", spin_s=SPIN_S if device == "cuda" else 0.0)
-        compiled = {"compile": True} if warm and mode == "compiled" else {}
-        compiled |= {"profiler": True} if profiler else {}
-        load = {"baseline": mode} if mode in ("compiled", "eager") else {"kernel_path": mode, "scope": "core"}
         try:
-            remote.ask({"op": "start", "device": device, "query": query} | compiled, 300)
-            remote.ask({"op": "load"} | load, 600)
-            remote.ask({"op": "tables", "folder": str(folder)}, 300)
-            remote.ask({"op": "pool", "size": pool, "params": params} | ({"warm": True} if warm else {}), 600)
+            for command, timeout_s in set_up(folder, device, query, mode, params, pool, warm, profiler):
+                remote.ask(command, timeout_s)
             yield remote
         finally:
             remote.stop()
+
+
+def set_up(
+    folder: Path,
+    device: str,
+    query: int,
+    mode: str,
+    params: list[dict[str, Any]],
+    pool: int,
+    warm: bool = False,
+    profiler: bool = False,
+) -> list[tuple[dict[str, Any], float]]:
+    """The commands, each with its timeout in seconds, that make a runner of `mode` ready to time
+    (`self_timed_runner`'s arguments of the same names)."""
+    compiled = {"compile": True} if warm and mode == "compiled" else {}
+    compiled |= {"profiler": True} if profiler else {}
+    load = {"baseline": mode} if mode in ("compiled", "eager") else {"kernel_path": mode, "scope": "core"}
+    return [
+        ({"op": "start", "device": device, "query": query} | compiled, 300),
+        ({"op": "load"} | load, 600),
+        ({"op": "tables", "folder": str(folder)}, 300),
+        ({"op": "pool", "size": pool, "params": params} | ({"warm": True} if warm else {}), 600),
+    ]
 
 
 def main() -> None:

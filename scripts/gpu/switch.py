@@ -55,7 +55,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from channel import self_timed_runner  # noqa: E402
+from channel import self_timed_runner, set_up  # noqa: E402
 
 from evaluator.harness.cores import pinned, split  # noqa: E402
 from evaluator.harness.session import SPIN_S  # noqa: E402
@@ -143,16 +143,13 @@ class Inline:
         self.timed_call = namespace["timed_call"]
         self.state = commands.State()
         self.spin_s = 0.0
-        load = {"baseline": mode} if mode in ("compiled", "eager") else {"kernel_path": mode, "scope": "core"}
-        self.ask({"op": "start", "device": device, "query": number, "compile": mode == "compiled"})
-        self.ask({"op": "load"} | load)
-        if share is None:
-            self.ask({"op": "tables", "folder": str(folder)})
-        else:  # `share`'s tables and clones, as 0.4.1's two candidates shared theirs
-            self.state.tables = share.state.tables
-        self.ask({"op": "pool", "size": pool, "params": params, "warm": True})
+        for command, _ in set_up(folder, device, number, mode, params, pool, warm=True):
+            if command["op"] == "tables" and share is not None:
+                self.state.tables = share.state.tables  # as 0.4.1's two candidates shared their tables
+            else:
+                self.ask(command)
         if share is not None:
-            self.state.pool = share.state.pool
+            self.state.pool = share.state.pool  # and their clones
 
     def ask(self, command: dict[str, Any], timeout_s: float = 0.0) -> Any:
         return self.handlers[command["op"]](self.state, command)
@@ -228,7 +225,7 @@ def measure(args: argparse.Namespace, number: int, kernel: str) -> list[dict[str
             return stack.enter_context(started)
 
         plain, b = runner(kernel), runner("eager")
-        # A second runner of the candidate for each variant the conditions ask for.
+        # A second runner of the candidate for each variant the conditions ask for ("inline": this process).
         variants = {
             v: runner(kernel, v) for v in ("profiled", "sandboxed") if any(c.get(v) for c in found.values())
         }

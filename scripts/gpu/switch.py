@@ -33,7 +33,9 @@ TorchPlan) holds its context and tables throughout. Conditions, each against "fr
 
 A's batches are armed as the harness arms them (L2 flushed, device idle). The table gives the first call
 of a batch and the rest: a cost in the first call only is a switch that one untimed call would absorb; a
-cost in every call is not.
+cost in every call is not. The last table gives, for each condition both the compiled plan and a kernel
+file ran under, the speedup a harness timing that way would report (the plan over the kernel, round by
+round, so that a slow spell of the host falls on both).
 
     python scripts/gpu/switch.py SF_FOLDER [--candidate 6] [--candidate 3=examples/triton-core/q03.py]
     python scripts/gpu/switch.py SF_FOLDER --device cpu --batches 2 --rounds 1   # a dry run, 2 cores
@@ -347,6 +349,30 @@ def fast_state(rows: list[dict[str, Any]], nth: int = 4) -> None:
             print(f"| Q{key[0]} | {key[1]} | {name} | {fast:.4f} | " + " | ".join(cells) + " |")
 
 
+def speedups(rows: list[dict[str, Any]]) -> None:
+    """Per query and condition both the compiled plan and a kernel file ran under, the speedup a harness
+    timing that way would report: round by round, the plan's median batch over the kernel's (a round
+    holds every condition, so a slow spell of the host falls on both), and the median over rounds."""
+    median = statistics.median
+    print("| query | kernel | condition | speedup, round by round | median |")
+    print("|---|---|---|---|---|")
+    for number in sorted({r["query"] for r in rows}):
+        mine = [r for r in rows if r["query"] == number]
+        plan = [r for r in mine if r["candidate"] == "compiled"]
+        for kernel in sorted({r["candidate"] for r in mine} - {"compiled"}):
+            theirs = [r for r in mine if r["candidate"] == kernel]
+            for name in dict.fromkeys(r["condition"] for r in theirs):
+                rounds = sorted({r["round"] for r in theirs if r["condition"] == name})
+                ratios = [
+                    median(batches(plan, name, k)) / median(batches(theirs, name, k))
+                    for k in rounds
+                    if batches(plan, name, k)
+                ]
+                if ratios:
+                    listed = ", ".join(f"{x:.3f}" for x in ratios)
+                    print(f"| Q{number} | {kernel} | {name} | {listed} | {median(ratios):.3f} |")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("sf_folder", type=Path, nargs="?")
@@ -365,6 +391,7 @@ def main() -> None:
         rows = json.loads(args.read.read_text())["rows"]
         summarize(rows)
         fast_state(rows)
+        speedups(rows)
         return
     if args.sf_folder is None:
         parser.error("SF_FOLDER is needed to measure (or --read a saved run)")
@@ -377,6 +404,7 @@ def main() -> None:
     rows = [row for number, kernel in given for row in measure(args, number, kernel)]
     summarize(rows)
     fast_state(rows)
+    speedups(rows)
     if args.out:
         args.out.write_text(json.dumps({"siblings": siblings, "rows": rows}, indent=1))
 

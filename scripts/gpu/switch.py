@@ -35,7 +35,8 @@ A's batches are armed as the harness arms them (L2 flushed, device idle). The ta
 of a batch and the rest: a cost in the first call only is a switch that one untimed call would absorb; a
 cost in every call is not. The last table gives, for each condition both the compiled plan and a kernel
 file ran under, the speedup a harness timing that way would report (the plan over the kernel, round by
-round, so that a slow spell of the host falls on both).
+round). Only `pair` times the two in the same moments: the candidates are measured one after the other,
+so under any other condition a round's ratio joins moments minutes apart, the host's drift in it.
 
     python scripts/gpu/switch.py SF_FOLDER [--candidate 6] [--candidate 3=examples/triton-core/q03.py]
     python scripts/gpu/switch.py SF_FOLDER --device cpu --batches 2 --rounds 1   # a dry run, 2 cores
@@ -351,8 +352,8 @@ def fast_state(rows: list[dict[str, Any]], nth: int = 4) -> None:
 
 def speedups(rows: list[dict[str, Any]]) -> None:
     """Per query and condition both the compiled plan and a kernel file ran under, the speedup a harness
-    timing that way would report: round by round, the plan's median batch over the kernel's (a round
-    holds every condition, so a slow spell of the host falls on both), and the median over rounds."""
+    timing that way would report: round by round, the plan's median batch over the kernel's, and the
+    median over rounds. Only under `pair` did a round's two sides run in the same moments."""
     median = statistics.median
     print("| query | kernel | condition | speedup, round by round | median |")
     print("|---|---|---|---|---|")

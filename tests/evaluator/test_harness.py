@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from evaluator.harness.core import Options, evaluate, mark_slow_host
+from evaluator.harness.timed import BUSY_BESIDE
 from evaluator.kernelset import kernel_set_from_dir
 from evaluator.queries import QUERIES
 from evaluator.report import QueryResult, Report, Status
@@ -65,8 +66,9 @@ def test_the_example_sets_pass_with_timings(example: str, make_set: Callable[...
     # The harness's own phases, and each sample's calls (one a sample on a CPU).
     assert {"start", "trials", "timing", "fresh", "profile", "query"} <= set(result.stats["wall_s"])
     assert result.stats["kernel"]["calls"] == 1
-    # Its runner waited on its pipe while the baseline was timed: next to no CPU time (timed.Beside).
-    assert 0 <= result.stats["kernel_cpu_beside_baseline"] < 0.1
+    # Its runner waited on its pipe while the baseline was timed: next to no CPU time (timed.Beside). A
+    # few ms of its own tidying after an answer is up to 9% of the baseline's ~40 ms of samples here.
+    assert 0 <= result.stats["kernel_cpu_beside_baseline"] < BUSY_BESIDE / 2
     # DuckDB's answering (any query's), split by the phase of the session it fell in.
     answering = result.stats["answering_s"]
     assert set(answering) == set(result.stats["wall_s"]) - {"setup", "query"}

@@ -230,9 +230,9 @@ def death(returncode: int, log: str) -> tuple[str, str]:
 def process_cpu_s(pid: int) -> float | None:
     """CPU seconds a process has used: all its threads to the nanosecond (its CPU-time clock), and its
     children that have exited at the kernel's tick (10 ms); None once it is gone. At the tick alone
-    (`/proc/PID/stat`'s utime), a runner that ran a few microseconds while the baseline was timed
-    was charged 10 ms whenever its count crossed a tick then: over a short timing, a quarter of a
-    core (`Beside`, evaluator/harness/timed.py)."""
+    (`/proc/PID/stat`'s utime) a runner was charged in whole ticks for what it ran while the baseline
+    was timed: over a short timing one tick read as up to a quarter of a core (`Beside`,
+    evaluator/harness/timed.py)."""
     try:
         fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
         own = time.clock_gettime(((~pid) << 3) | _CPUCLOCK_SCHED)

@@ -24,6 +24,7 @@ import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
+from evaluator.attribution import device_activity  # noqa: E402
 from evaluator.harness.compare import compare  # noqa: E402
 from evaluator.queries import QUERIES  # noqa: E402
 from evaluator.timing import TimingPolicy, time_interleaved  # noqa: E402
@@ -66,8 +67,8 @@ def kernels(run, tables, params, device) -> str:
         with torch.profiler.profile(activities=activities) as prof:
             run(tables, **params)
             torch.cuda.synchronize(device)
-        events = [e for e in prof.events() if e.device_type == torch.autograd.DeviceType.CUDA]
-        return ", ".join(f"{e.name[:60]} {e.device_time:.0f} us" for e in events)
+        rows = device_activity(prof.events())
+        return ", ".join(f"{name[:60]} x{count} {us:.0f} us" for name, count, us in rows)
     except Exception as exc:
         return f"(profiler: {type(exc).__name__}: {exc})"
 

@@ -364,11 +364,8 @@ def speedups(rows: list[dict[str, Any]]) -> None:
             theirs = [r for r in mine if r["candidate"] == kernel]
             for name in dict.fromkeys(r["condition"] for r in theirs):
                 rounds = sorted({r["round"] for r in theirs if r["condition"] == name})
-                ratios = [
-                    median(batches(plan, name, k)) / median(batches(theirs, name, k))
-                    for k in rounds
-                    if batches(plan, name, k)
-                ]
+                paired = [(batches(plan, name, k), batches(theirs, name, k)) for k in rounds]
+                ratios = [median(ours) / median(kernels) for ours, kernels in paired if ours]
                 if ratios:
                     listed = ", ".join(f"{x:.3f}" for x in ratios)
                     print(f"| Q{number} | {kernel} | {name} | {listed} | {median(ratios):.3f} |")

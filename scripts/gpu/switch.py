@@ -31,6 +31,13 @@ TorchPlan) holds its context and tables throughout. Conditions, each against "fr
 - pair: 0.4.1's loop itself, a kernel file's candidate and the compiled plan both in this process,
   sharing tables and clones, in turn call by call, each call flushed first (rows for both).
 
+With `--profile`, after each condition's batches in each round, the candidate (under `pair`, both) makes
+one more call under torch.profiler, the harness's own `profile` command on the first clone and parameter
+set: its device time, all kernels, per condition. The harness's reports put the Triton Q14 kernel at
+519-522 us of device time in 0.6.x's runner against 492-495 in 0.4.1's one process, the same file,
+parameters and H200 (docs/benchmarks.md, session 35); `free` against `inline` and `pair` says whether a
+runner of its own is where that comes from (runner B's context is alive under every condition).
+
 A's batches are armed as the harness arms them (L2 flushed, device idle). The table gives the first call
 of a batch and the rest: a cost in the first call only is a switch that one untimed call would absorb; a
 cost in every call is not. The last table gives, for each condition both the compiled plan and a kernel
@@ -208,11 +215,15 @@ def conditions(device: str) -> dict[str, dict[str, Any]]:
     return found
 
 
-def measure(args: argparse.Namespace, number: int, kernel: str) -> list[dict[str, Any]]:
+def measure(
+    args: argparse.Namespace, number: int, kernel: str
+) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """The batches' rows, and with `--profile` the profiled calls' (`device_times`)."""
     params = QUERIES[number].parameter_sets(4, 20261202)
     calls = [[i, i % len(params)] for i in range(args.calls)]
     spin_s = SPIN_S if args.device == "cuda" else 0.0
     rows = []
+    profiles = []
     # "free" always: the others are read against it.
     wanted = set(args.conditions or conditions(args.device)) | {"free"}
     found = {n: c for n, c in conditions(args.device).items() if n in wanted}
@@ -271,8 +282,16 @@ def measure(args: argparse.Namespace, number: int, kernel: str) -> list[dict[str
                             row = {"query": number, "candidate": Path(kernel).name, "round": round_,
                                    "condition": name} | answer  # fmt: skip
                             rows.append(row)
+                    if args.profile:
+                        kept = [(Path(kernel).name, a)] + (
+                            [("compiled", plan)] if condition.get("pair") else []
+                        )
+                        for who, one in kept:
+                            answer, _ = one.ask({"op": "profile", "params": params[0]}, 300)
+                            profiles.append({"query": number, "candidate": who, "round": round_,
+                                             "condition": name, "activity": answer["activity"]})  # fmt: skip
                 print(f"Q{number} {name} round {round_}: done", file=sys.stderr, flush=True)
-    return rows
+    return rows, profiles
 
 
 def others_ms(row: dict[str, Any], key: str = "call_s") -> float:
@@ -371,6 +390,24 @@ def speedups(rows: list[dict[str, Any]]) -> None:
                     print(f"| Q{number} | {kernel} | {name} | {listed} | {median(ratios):.3f} |")
 
 
+def device_times(profiles: list[dict[str, Any]]) -> None:
+    """Per candidate and condition, the profiled call's device time (every kernel), round by round, and
+    the median against `free`'s."""
+    median = statistics.median
+    print("| query | candidate | condition | device us, round by round | median | vs free |")
+    print("|---|---|---|---|---|---|")
+    for key in sorted({(p["query"], p["candidate"]) for p in profiles}):
+        by: dict[str, list[float]] = {}
+        for p in profiles:
+            if (p["query"], p["candidate"]) == key and p["activity"] is not None:  # None: the profiler failed
+                by.setdefault(p["condition"], []).append(sum(us for _, _, us in p["activity"]))
+        free = median(by["free"]) if by.get("free") else None
+        for name, totals in by.items():
+            against = f"{100 * (median(totals) / free - 1):+.1f}%" if free else ""
+            listed = ", ".join(f"{us:.0f}" for us in totals)
+            print(f"| Q{key[0]} | {key[1]} | {name} | {listed} | {median(totals):.0f} | {against} |")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("sf_folder", type=Path, nargs="?")
@@ -382,14 +419,16 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=8)
     parser.add_argument("--conditions", type=lambda v: v.split(","), help="only these, comma-separated")
     parser.add_argument("--device", default="cuda", help="cpu: a dry run of the script")
+    parser.add_argument("--profile", action="store_true", help="each condition's device time a call, too")
     parser.add_argument("--out", type=Path)
     parser.add_argument("--read", type=Path, help="no measuring: the tables of an --out file")
     args = parser.parse_args()
     if args.read:
-        rows = json.loads(args.read.read_text())["rows"]
-        summarize(rows)
-        fast_state(rows)
-        speedups(rows)
+        saved = json.loads(args.read.read_text())
+        summarize(saved["rows"])
+        fast_state(saved["rows"])
+        speedups(saved["rows"])
+        device_times(saved.get("profiles", []))
         return
     if args.sf_folder is None:
         parser.error("SF_FOLDER is needed to measure (or --read a saved run)")
@@ -399,12 +438,17 @@ def main() -> None:
         siblings[cpu] = listed.read_text().strip() if listed.exists() else ""
     print(f"cores {split(args.device)}; SMT siblings {siblings}", flush=True)
     given = candidates(args.candidate, "6")
-    rows = [row for number, kernel in given for row in measure(args, number, kernel)]
+    rows, profiles = [], []
+    for number, kernel in given:
+        measured, profiled = measure(args, number, kernel)
+        rows += measured
+        profiles += profiled
     summarize(rows)
     fast_state(rows)
     speedups(rows)
+    device_times(profiles)
     if args.out:
-        args.out.write_text(json.dumps({"siblings": siblings, "rows": rows}, indent=1))
+        args.out.write_text(json.dumps({"siblings": siblings, "rows": rows, "profiles": profiles}, indent=1))
 
 
 if __name__ == "__main__":

@@ -3,12 +3,13 @@
 # what ran is kept in /tmp/dkb-trust/done, so the same command continues on a warm machine (a lent one
 # is given back 30 s after a call; a call is cut at 10 minutes). Sessions 34 and 35 ran copies of this
 # (docs/results/2026-12-07-*/). Carry .whl, .deb and old/ (scripts/gpu/trust.sh says how).
-#   QUEUE="110:-:prepare 75:1:new-cuda-core ..." BUDGET=560 bash scripts/gpu/queue.sh
+#   export OUT && QUEUE="110:-:prepare 75:1:new-cuda-core ..." BUDGET=560 bash scripts/gpu/queue.sh
+# (the device's $OUT exported, so that trust.sh and sandbox.sh write there too).
 # An entry is EST:ROUND:STEP: EST the seconds it is expected to take, ROUND a label ("-": none), STEP
 # one of trust.sh's steps (ROUND its ROUND), q06null, switch-q06, switch-q14 (--profile), or sandbox
 # (ROUND a or b: session 25's two lists of scripts/gpu/sandbox.sh's rows).
 set -uo pipefail
-BUDGET=${BUDGET:-560}; OUT=${OUT:-/tmp/out}; mkdir -p "$OUT" /tmp/dkb-trust; DONE=/tmp/dkb-trust/done; touch $DONE
+BUDGET=${BUDGET:-560}; export OUT=${OUT:-/tmp/out}; mkdir -p "$OUT" /tmp/dkb-trust; DONE=/tmp/dkb-trust/done; touch $DONE
 SF10=/tmp/dkb-trust/data/sf10
 nvidia-smi --query-gpu=name,driver_version,clocks.max.sm,memory.total --format=csv > "$OUT/gpu.txt"; nproc >> "$OUT/gpu.txt"
 echo "card: $(nvidia-smi --query-gpu=name --format=csv,noheader | head -1)"

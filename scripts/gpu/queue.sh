@@ -15,7 +15,13 @@ nvidia-smi --query-gpu=name,driver_version,clocks.max.sm,memory.total --format=c
 echo "card: $(nvidia-smi --query-gpu=name --format=csv,noheader | head -1)"
 ATTACKS_A=examples/cuda-core,gpu_side_stream,gpu_patch_synchronize,gpu_deferred_work
 ATTACKS_B=gpu_illegal_address,gpu_out_of_memory,gpu_disturb_the_baseline,gpu_work_after_answering,rebind_the_clock,cube_per_table_content
-log() { echo "[queue] $*" | tee -a "$OUT/trust.log"; }
+log() { echo "[queue] $(date -u +%T.%3N) $*" | tee -a "$OUT/trust.log"; }
+# The card's clocks, power and why it holds them back, every 50 ms through the call (one file a call):
+# a latency-bound kernel's device time follows the SM clock, a bandwidth-bound one's hardly.
+FIELDS=timestamp,clocks.sm,clocks.mem,power.draw,temperature.gpu,utilization.gpu
+nvidia-smi --query-gpu=clocks_event_reasons.active --format=csv > /dev/null 2>&1 && FIELDS+=,clocks_event_reasons.active
+nvidia-smi --query-gpu=$FIELDS --format=csv -lms 50 -f "$OUT/clocks-$(date -u +%H%M%S).csv" & SAMPLER=$!
+trap 'kill $SAMPLER 2>/dev/null' EXIT
 bash scripts/gpu/trust.sh  # no step: installs the wheels into /tmp/site, once a machine
 for item in ${QUEUE:?QUEUE names the steps}; do
   est=${item%%:*}; rest=${item#*:}; round=${rest%%:*}; step=${rest#*:}; key="$round $step"

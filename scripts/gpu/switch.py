@@ -263,7 +263,7 @@ def measure(
                             both = paired(plan, a, calls)
                             if rep:
                                 rows += [{"query": number, "candidate": who, "round": round_,
-                                          "condition": name} | answer
+                                          "condition": name, "at": time.time()} | answer
                                          for who, answer in zip(("compiled", Path(kernel).name), both,
                                                                 strict=True)]  # fmt: skip
                             continue
@@ -280,7 +280,7 @@ def measure(
                         answer, _ = a.ask({"op": "percall", "calls": calls, "flush": flush}, 300)
                         if rep:
                             row = {"query": number, "candidate": Path(kernel).name, "round": round_,
-                                   "condition": name} | answer  # fmt: skip
+                                   "condition": name, "at": time.time()} | answer  # fmt: skip
                             rows.append(row)
                     if args.profile:
                         kept = [(Path(kernel).name, a)] + (
@@ -289,7 +289,8 @@ def measure(
                         for who, one in kept:
                             answer, _ = one.ask({"op": "profile", "params": params[0]}, 300)
                             profiles.append({"query": number, "candidate": who, "round": round_,
-                                             "condition": name, "activity": answer["activity"]})  # fmt: skip
+                                             "condition": name, "activity": answer["activity"],
+                                             "at": time.time()})  # fmt: skip
                 print(f"Q{number} {name} round {round_}: done", file=sys.stderr, flush=True)
     return rows, profiles
 

@@ -6,7 +6,7 @@
 #   export OUT && QUEUE="110:-:prepare 75:1:new-cuda-core ..." BUDGET=560 bash scripts/gpu/queue.sh
 # (the device's $OUT exported, so that trust.sh and sandbox.sh write there too).
 # An entry is EST:ROUND:STEP: EST the seconds it is expected to take, ROUND a label ("-": none), STEP
-# one of trust.sh's steps (ROUND its ROUND), q06null, switch-q06, switch-q14 (--profile), or sandbox
+# one of trust.sh's steps (ROUND its ROUND), q06null, switch-q06, switch-q14 (--profile), placement, or sandbox
 # (ROUND a or b: session 25's two lists of scripts/gpu/sandbox.sh's rows).
 set -uo pipefail
 BUDGET=${BUDGET:-560}; export OUT=${OUT:-/tmp/out}; mkdir -p "$OUT" /tmp/dkb-trust; DONE=/tmp/dkb-trust/done; touch $DONE
@@ -36,6 +36,8 @@ for item in ${QUEUE:?QUEUE names the steps}; do
     switch-q14) PYTHONPATH=/tmp/site:$PWD python3 scripts/gpu/switch.py $SF10 --calls 7 --rounds 4 \
         --conditions free,free+sandboxed,inline,pair --candidate 14=examples/triton-core/q14.py --profile \
         --out "$OUT/switch-q14-$round.json" 2>&1 | grep -v ' done$' | tee -a "$OUT/trust.log" ;;
+    placement) PYTHONPATH=/tmp/site:$PWD python3 scripts/gpu/placement.py $SF10 --kernel examples/triton-core/q14.py \
+        --kernel examples/cuda-core/q14.py --out "$OUT/placement-$round.json" 2>&1 | grep -v ' done$' | tee -a "$OUT/trust.log" ;;
     sandbox) if [ "$round" = a ]; then only=$ATTACKS_A; else only=$ATTACKS_B; fi
       ONLY=$only timeout $((est + 90)) bash scripts/gpu/sandbox.sh 2>&1 | tail -40
       mv "$OUT/sandbox.json" "$OUT/sandbox-$round.json"; mv "$OUT/sandbox-gpu.txt" "$OUT/sandbox-gpu-$round.txt" ;;

@@ -5,16 +5,18 @@ its own and 582-584 us in harness 0.4.1's loop (scripts/gpu/switch.py `--profile
 36): 0.4.1 called the compiled TorchPlan and the kernel in turn in one process, on the same clones, one
 caching allocator for both. Here, in this process, each kernel file's calls are profiled under:
 
-- pad N: a buffer of N MiB held while the kernel runs, so that the caching allocator puts the kernel's
-  own buffers (Q14's 2 MB flag table) elsewhere; `pad 0` is the kernel alone, as in a runner;
-- after plan: the compiled TorchPlan called on the same clone just before each call, as in 0.4.1's loop;
-- after plan, pad 0: the plan run once before the round, not before each call (its allocations made and
-  freed, the order of device work the kernel's alone).
+- alone: the kernel's calls on the clones in turn, as in a runner of its own (twice a round);
+- one clone: every call on the same clone;
+- pad: a 6 MiB buffer held meanwhile, so that the caching allocator lays its blocks out otherwise (the
+  first run of this script, in one fixed order, saw the kernel slower with one held);
+- plan before: the compiled TorchPlan called on the same clone just before each call, as in 0.4.1's
+  loop; "other clone": on the next clone instead;
+- twice: each clone given to the kernel twice in a row, the first call and the second read apart.
 
-Every call is armed as the harness arms one: the L2 cache flushed, the device idle. The clones rotate
-as the harness's pool does. Per condition and round: each device kernel's mean time a call
-(torch.profiler), and the address of a block the size of the flag table taken and freed just before each
-call (where the kernel's own `torch.empty` of that size lands). Conditions are interleaved round by round.
+Every call is armed as the harness arms one: the L2 cache flushed, the device idle. Per condition and
+round: the kernel file's largest device kernel's time, call by call (torch.profiler), and the address
+of a block the size of Q14's flag table taken and freed just before each call (where the kernel's own
+`torch.empty` of that size lands). Each round runs the conditions in its own shuffled order.
 
     python scripts/gpu/placement.py SF_FOLDER [--kernel examples/triton-core/q14.py] [--out OUT.json]
     TRITON_INTERPRET=1 python scripts/gpu/placement.py SF_FOLDER --device cpu --rounds 1   # a dry run
@@ -24,6 +26,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import random
 import statistics
 import sys
 from pathlib import Path
@@ -40,8 +43,11 @@ from evaluator.runner.kernel_loader import load_kernel  # noqa: E402
 from evaluator.timing import L2_FLUSH_BYTES  # noqa: E402
 from evaluator.tpch.load import load_tables  # noqa: E402
 
-PADS_MIB = (0, 2, 4, 6, 24, 100)
 POOL = 3  # the harness's clones
+PAD_MIB = 6
+# Each round runs these in its own shuffled order, "alone" twice: session 36's first run, in one fixed
+# order, could not tell a pad from what ran a few conditions before.
+CONDITIONS = ("alone", "alone", "one clone", "pad", "plan before", "plan before, other clone", "twice")
 
 
 def measure(args: argparse.Namespace, kernel_file: Path) -> list[dict[str, Any]]:
@@ -54,71 +60,77 @@ def measure(args: argparse.Namespace, kernel_file: Path) -> list[dict[str, Any]]
     plan = query.with_core(torch.compile(query.plan()._query_core))
     flush = torch.empty(L2_FLUSH_BYTES // 4, dtype=torch.int32, device=device)
     probe_bytes = tables["part"].rows + 1 if "part" in tables else 1 << 21
-    for clone in pool:  # compiles, builds and warms both
+    cuda = device.type == "cuda"
+    sync = torch.cuda.synchronize if cuda else (lambda *a: None)
+    activities = [ProfilerActivity.CPU] + ([ProfilerActivity.CUDA] if cuda else [])
+    with profile(activities=activities) as prof:  # compiles, builds and warms both
+        for clone in pool:
+            kernel(clone, **params)
+            plan(clone, **params)
+        sync()
+    # The kernel file's largest device kernel: not the plan's (inductor's triton_*), not the flush.
+    own = [k for k in device_activity(prof.events()) if not k[0].startswith("triton_")]
+    largest = own[0][0] if own else ""
+
+    def timed(clone: Any, addresses: list[int]) -> None:
+        flush.fill_(0)
+        probe = torch.empty(probe_bytes, dtype=torch.int8, device=device)
+        addresses.append(probe.data_ptr())  # where the kernel's own block of that size lands next
+        del probe
+        sync()
         kernel(clone, **params)
-        plan(clone, **params)
-    sync = torch.cuda.synchronize if device.type == "cuda" else (lambda *a: None)
-    sync()
-    conditions = [f"pad {n}" for n in PADS_MIB] + ["after plan", "after plan, pad 0"]
+        sync()
+
     rows = []
     for round_ in range(args.rounds):
-        for name in conditions:
-            pad_mib = int(name.split()[-1]) if "pad" in name else 0
-            pad = torch.empty(pad_mib << 20, dtype=torch.uint8, device=device)
-            if name == "after plan, pad 0":
-                plan(pool[0], **params)
-            addresses = []
-            activities = [ProfilerActivity.CPU] + ([ProfilerActivity.CUDA] if device.type == "cuda" else [])
+        order = list(CONDITIONS)
+        random.Random(round_).shuffle(order)
+        for name in order:
+            pad = torch.empty((PAD_MIB if name == "pad" else 0) << 20, dtype=torch.uint8, device=device)
+            addresses: list[int] = []
             with profile(activities=activities) as prof:
                 for call in range(args.calls):
-                    clone = pool[call % POOL]
-                    if name == "after plan":
+                    clone = pool[0 if name == "one clone" else call % POOL]
+                    if name.startswith("plan before"):
                         flush.fill_(0)
                         sync()
-                        plan(clone, **params)
-                    flush.fill_(0)
-                    probe = torch.empty(probe_bytes, dtype=torch.int8, device=device)
-                    addresses.append(probe.data_ptr())
-                    del probe
-                    sync()
-                    kernel(clone, **params)
-                    sync()
-            kernels = device_activity(prof.events())
-            # The kernel file's own and torch's for it: not the plan's (inductor's triton_*), not the flush.
-            mine = [
-                [n, c, us] for n, c, us in kernels if not n.startswith("triton_") and "FillFunctor" not in n
-            ]
-            rows.append({"kernel": kernel_file.name, "condition": name, "round": round_, "calls": args.calls,
-                         "activity": mine, "addresses": sorted(set(addresses))})  # fmt: skip
+                        plan(pool[(call + name.endswith("other clone")) % POOL], **params)
+                    if name == "twice":
+                        timed(clone, addresses)
+                    timed(clone, addresses)
+                sync()
+            mine = sorted((e for e in prof.events() if e.name == largest), key=lambda e: e.time_range.start)
+            each = [e.time_range.elapsed_us() for e in mine]
+            rows.append({"kernel": str(kernel_file), "largest": largest, "condition": name, "round": round_,
+                         "us": each, "addresses": sorted(set(addresses))})  # fmt: skip
             del pad
-        print(f"{kernel_file.name} round {round_}: done", file=sys.stderr, flush=True)
+        print(f"{kernel_file} round {round_}: done", file=sys.stderr, flush=True)
     return rows
 
 
 def summarize(rows: list[dict[str, Any]]) -> None:
-    """Per kernel file and condition: its largest device kernel's time a call, round by round, and the
-    median against `pad 0`; the whole call's device time; where the flag-sized block landed."""
+    """Per kernel file and condition: its largest device kernel's time a call (the median of its calls),
+    round by round, and the median against `alone`; `twice` as its first and second call on a clone."""
     median = statistics.median
-    print("| kernel | condition | largest kernel, us a call, round by round | median | vs pad 0 | "
-          "all its kernels, us a call | flag-sized block at, address >> 20 |")  # fmt: skip
-    print("|---|---|---|---|---|---|---|")
+    print("| kernel | condition | largest kernel, us a call, round by round | median | vs alone | "
+          "flag-sized block at, address >> 20 |")  # fmt: skip
+    print("|---|---|---|---|---|---|")
     for name in dict.fromkeys(r["kernel"] for r in rows):
-        mine = [r for r in rows if r["kernel"] == name]
-        by: dict[str, list[dict[str, Any]]] = {}
-        for r in mine:
-            by.setdefault(r["condition"], []).append(r)
-
-        def largest(r: dict[str, Any]) -> float:
-            return max((us / r["calls"] for _, _, us in r["activity"]), default=0.0)
-
-        alone = median(largest(r) for r in by["pad 0"])
-        for condition, kept in by.items():
-            each = [largest(r) for r in kept]
-            total = median(sum(us for _, _, us in r["activity"]) / r["calls"] for r in kept)
+        by: dict[str, list[tuple[float, dict[str, Any]]]] = {}
+        for r in (r for r in rows if r["kernel"] == name and r["us"]):
+            if r["condition"] == "twice":
+                by.setdefault("twice, first", []).append((median(r["us"][0::2]), r))
+                by.setdefault("twice, second", []).append((median(r["us"][1::2]), r))
+            else:
+                by.setdefault(r["condition"], []).append((median(r["us"]), r))
+        alone = median(us for us, _ in by["alone"]) if by.get("alone") else None
+        for condition in sorted(by, key=lambda c: (c != "alone", c)):
+            each = [us for us, _ in by[condition]]
             against = f"{100 * (median(each) / alone - 1):+.1f}%" if alone else ""
-            places = sorted({a >> 20 for r in kept for a in r["addresses"]})
-            print(f"| {name} | {condition} | {', '.join(f'{x:.1f}' for x in each)} | {median(each):.1f} | "
-                  f"{against} | {total:.1f} | {', '.join(map(str, places[:6]))} |")  # fmt: skip
+            places = sorted({a >> 20 for _, r in by[condition] for a in r["addresses"]})
+            print(f"| {Path(name).parent.name}/{Path(name).name} | {condition} | "
+                  f"{', '.join(f'{x:.1f}' for x in each)} | {median(each):.1f} | {against} | "
+                  f"{', '.join(map(str, places[:4]))} |")  # fmt: skip
 
 
 def main() -> None:

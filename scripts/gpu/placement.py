@@ -14,9 +14,10 @@ caching allocator for both. Here, in this process, each kernel file's calls are 
 - twice: each clone given to the kernel twice in a row, the first call and the second read apart.
 
 Every call is armed as the harness arms one: the L2 cache flushed, the device idle. Per condition and
-round: the kernel file's largest device kernel's time, call by call (torch.profiler), and the address
-of a block the size of Q14's flag table taken and freed just before each call (where the kernel's own
-`torch.empty` of that size lands). Each round runs the conditions in its own shuffled order.
+round: the kernel file's pass over lineitem, call by call (torch.profiler), and the addresses of the
+buffers the kernel's own `torch.empty` made in each call (its module's `torch` swapped for a recorder).
+Each round runs the conditions in its own shuffled order; with `--fixed N`, N rounds first in the first
+run's fixed order (alone, pads of 2, 4, 6, 24 and 100 MiB, plan before, alone after one plan call).
 
     python scripts/gpu/placement.py SF_FOLDER [--kernel examples/triton-core/q14.py] [--out OUT.json]
     TRITON_INTERPRET=1 python scripts/gpu/placement.py SF_FOLDER --device cpu --rounds 1   # a dry run
@@ -48,6 +49,23 @@ PAD_MIB = 6
 # Each round runs these in its own shuffled order, "alone" twice: session 36's first run, in one fixed
 # order, could not tell a pad from what ran a few conditions before.
 CONDITIONS = ("alone", "alone", "one clone", "pad", "plan before", "plan before, other clone", "twice")
+# The first run's fixed order, for the first rounds (`--fixed`): pads of these MiB, then the plan.
+FIXED = ("alone", "pad 2", "pad 4", "pad", "pad 24", "pad 100", "plan before", "alone, after plan")
+
+
+class Recorder:
+    """The kernel module's `torch`, which notes the size and address of every `torch.empty` it makes."""
+
+    def __init__(self) -> None:
+        self.made: list[tuple[int, int]] = []
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(torch, name)
+
+    def empty(self, *args: Any, **kwargs: Any) -> torch.Tensor:
+        made = torch.empty(*args, **kwargs)
+        self.made.append((made.numel() * made.element_size(), made.data_ptr()))
+        return made
 
 
 def measure(args: argparse.Namespace, kernel_file: Path) -> list[dict[str, Any]]:
@@ -57,9 +75,10 @@ def measure(args: argparse.Namespace, kernel_file: Path) -> list[dict[str, Any]]
     tables = load_tables(args.sf_folder, query.columns(), device)
     pool = [tables.clone() for _ in range(POOL)]
     kernel = load_kernel(query, kernel_file, "core")
+    recorder = Recorder()
+    kernel.__globals__["_query_core"].__globals__["torch"] = recorder  # the kernel module's globals
     plan = query.with_core(torch.compile(query.plan()._query_core))
     flush = torch.empty(L2_FLUSH_BYTES // 4, dtype=torch.int32, device=device)
-    probe_bytes = tables["part"].rows + 1 if "part" in tables else 1 << 21
     cuda = device.type == "cuda"
     sync = torch.cuda.synchronize if cuda else (lambda *a: None)
     activities = [ProfilerActivity.CPU] + ([ProfilerActivity.CUDA] if cuda else [])
@@ -68,26 +87,28 @@ def measure(args: argparse.Namespace, kernel_file: Path) -> list[dict[str, Any]]
             kernel(clone, **params)
             plan(clone, **params)
         sync()
-    # The kernel file's largest device kernel: not the plan's (inductor's triton_*), not the flush.
-    own = [k for k in device_activity(prof.events()) if not k[0].startswith("triton_")]
-    largest = own[0][0] if own else ""
+    # The kernel file's pass over lineitem (both Q14 examples call it *partials).
+    largest = next((k[0] for k in device_activity(prof.events()) if "partials" in k[0]), "")
 
-    def timed(clone: Any, addresses: list[int]) -> None:
+    def timed(clone: Any, addresses: list[list[int]]) -> None:
         flush.fill_(0)
-        probe = torch.empty(probe_bytes, dtype=torch.int8, device=device)
-        addresses.append(probe.data_ptr())  # where the kernel's own block of that size lands next
-        del probe
         sync()
+        recorder.made.clear()
         kernel(clone, **params)
         sync()
+        addresses.append([address for _, address in recorder.made])  # the kernel's own buffers
 
     rows = []
-    for round_ in range(args.rounds):
-        order = list(CONDITIONS)
-        random.Random(round_).shuffle(order)
+    for round_ in range(args.rounds + args.fixed):
+        order = list(FIXED if round_ < args.fixed else CONDITIONS)
+        if round_ >= args.fixed:
+            random.Random(round_).shuffle(order)
         for name in order:
-            pad = torch.empty((PAD_MIB if name == "pad" else 0) << 20, dtype=torch.uint8, device=device)
-            addresses: list[int] = []
+            if name == "alone, after plan":  # the plan once, then the kernel alone
+                plan(pool[0], **params)
+            pad_mib = int(name.split()[1]) if name.startswith("pad ") else PAD_MIB if name == "pad" else 0
+            pad = torch.empty(pad_mib << 20, dtype=torch.uint8, device=device)
+            addresses: list[list[int]] = []
             with profile(activities=activities) as prof:
                 for call in range(args.calls):
                     clone = pool[0 if name == "one clone" else call % POOL]
@@ -102,7 +123,7 @@ def measure(args: argparse.Namespace, kernel_file: Path) -> list[dict[str, Any]]
             mine = sorted((e for e in prof.events() if e.name == largest), key=lambda e: e.time_range.start)
             each = [e.time_range.elapsed_us() for e in mine]
             rows.append({"kernel": str(kernel_file), "largest": largest, "condition": name, "round": round_,
-                         "us": each, "addresses": sorted(set(addresses))})  # fmt: skip
+                         "fixed": round_ < args.fixed, "us": each, "addresses": addresses})  # fmt: skip
             del pad
         print(f"{kernel_file} round {round_}: done", file=sys.stderr, flush=True)
     return rows
@@ -113,7 +134,7 @@ def summarize(rows: list[dict[str, Any]]) -> None:
     round by round, and the median against `alone`; `twice` as its first and second call on a clone."""
     median = statistics.median
     print("| kernel | condition | largest kernel, us a call, round by round | median | vs alone | "
-          "flag-sized block at, address >> 20 |")  # fmt: skip
+          "flag table at |")  # fmt: skip
     print("|---|---|---|---|---|---|")
     for name in dict.fromkeys(r["kernel"] for r in rows):
         by: dict[str, list[tuple[float, dict[str, Any]]]] = {}
@@ -122,12 +143,14 @@ def summarize(rows: list[dict[str, Any]]) -> None:
                 by.setdefault("twice, first", []).append((median(r["us"][0::2]), r))
                 by.setdefault("twice, second", []).append((median(r["us"][1::2]), r))
             else:
-                by.setdefault(r["condition"], []).append((median(r["us"]), r))
+                by.setdefault(("fixed: " if r.get("fixed") else "") + r["condition"], []).append(
+                    (median(r["us"]), r)
+                )
         alone = median(us for us, _ in by["alone"]) if by.get("alone") else None
         for condition in sorted(by, key=lambda c: (c != "alone", c)):
             each = [us for us, _ in by[condition]]
             against = f"{100 * (median(each) / alone - 1):+.1f}%" if alone else ""
-            places = sorted({a >> 20 for _, r in by[condition] for a in r["addresses"]})
+            places = sorted({hex(call[0]) for _, r in by[condition] for call in r["addresses"] if call})
             print(f"| {Path(name).parent.name}/{Path(name).name} | {condition} | "
                   f"{', '.join(f'{x:.1f}' for x in each)} | {median(each):.1f} | {against} | "
                   f"{', '.join(map(str, places[:4]))} |")  # fmt: skip
@@ -140,6 +163,7 @@ def main() -> None:
     parser.add_argument("--kernel", type=Path, action="append", help="kernel files (core scope) of --query")
     parser.add_argument("--calls", type=int, default=6)
     parser.add_argument("--rounds", type=int, default=4)
+    parser.add_argument("--fixed", type=int, default=0, help="rounds in the first run's order first")
     parser.add_argument("--device", default="cuda", help="cpu: a dry run of the script")
     parser.add_argument("--out", type=Path)
     parser.add_argument("--read", type=Path, help="no measuring: the table of an --out file")

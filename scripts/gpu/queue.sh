@@ -37,7 +37,7 @@ for item in ${QUEUE:?QUEUE names the steps}; do
         --conditions free,free+sandboxed,inline,pair --candidate 14=examples/triton-core/q14.py --profile \
         --out "$OUT/switch-q14-$round.json" 2>&1 | grep -v ' done$' | tee -a "$OUT/trust.log" ;;
     placement) PYTHONPATH=/tmp/site:$PWD python3 scripts/gpu/placement.py $SF10 --kernel examples/triton-core/q14.py \
-        --kernel examples/cuda-core/q14.py --rounds 6 --out "$OUT/placement-$round.json" 2>&1 | grep -v ' done$' | tee -a "$OUT/trust.log" ;;
+        --kernel examples/cuda-core/q14.py --fixed 3 --rounds 3 --out "$OUT/placement-$round.json" 2>&1 | grep -v ' done$' | tee -a "$OUT/trust.log" ;;
     sandbox) if [ "$round" = a ]; then only=$ATTACKS_A; else only=$ATTACKS_B; fi
       ONLY=$only timeout $((est + 90)) bash scripts/gpu/sandbox.sh 2>&1 | tail -40
       mv "$OUT/sandbox.json" "$OUT/sandbox-$round.json"; mv "$OUT/sandbox-gpu.txt" "$OUT/sandbox-gpu-$round.txt" ;;

@@ -39,6 +39,11 @@ from sandbox.limits import Limits
 # Inside the container: the image's own interpreter, with the evaluator package installed in it.
 PYTHON = "python"
 USER = "65534:65534"  # nobody: not root, and no user of the host's
+# RLIMIT_NPROC counts every process of a uid on the host, and every container runs as USER: set at one
+# runner's `processes`, one container's fork bomb held at its own --pids-limit stopped every other
+# container forking (docs/sandbox.md). Each container's pids cgroup is its process limit; the rlimit,
+# shared by all of them, leaves room for this many containers at theirs.
+NPROC_CONTAINERS = 16
 # By digest (name@sha256:...), or by image id (sha256:..., a local build's own content hash).
 PINNED = re.compile(r"([^@\s]+@)?sha256:[0-9a-f]{64}")
 ENGINES = ("podman", "docker")  # podman first: a docker client may be installed with no daemon
@@ -154,6 +159,7 @@ class DockerLauncher(LimitedLauncher):
     def command(self, launch: Launch, name: str) -> list[str]:
         limits = self.limits
         cpu = limits.cpu_seconds(launch.timeout_s)
+        nproc = limits.processes * NPROC_CONTAINERS
         command = [
             str(self.docker), "run", "--name", name, "--pull", "never", "--init",
             "--network", "none", "--read-only", "--cap-drop", "ALL",
@@ -161,9 +167,9 @@ class DockerLauncher(LimitedLauncher):
             "--pids-limit", str(limits.processes),
             "--memory", str(limits.memory_bytes), "--memory-swap", str(limits.memory_bytes),
             "--ulimit", "core=0", "--ulimit", f"nofile={limits.open_files}:{limits.open_files}",
-            # As bubblewrap's runners have it; and podman's own default (the kernel's maximum) may be
-            # above the host's hard limit, which runc then cannot set ("error setting rlimit type 6").
-            "--ulimit", f"nproc={limits.processes}:{limits.processes}",
+            # Explicit: podman's own default (the kernel's maximum) may be above the host's hard limit,
+            # which runc then cannot set ("error setting rlimit type 6").
+            "--ulimit", f"nproc={nproc}:{nproc}",
             "--ulimit", f"cpu={cpu}:{cpu + 5}",
             "--ulimit", f"data={limits.memory_bytes}:{limits.memory_bytes}",
             # exec: Triton loads the launchers it compiles from its cache under /tmp.

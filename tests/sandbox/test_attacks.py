@@ -414,6 +414,52 @@ def test_a_container_a_dead_worker_left_frozen_is_thawed_by_the_next_launcher(
         subprocess.run([engine, "rm", "--force", name], capture_output=True)
 
 
+def test_a_container_holding_its_process_limit_leaves_the_next_one_free_to_fork(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Every container runs as one uid, and RLIMIT_NPROC counts that uid's processes on the whole host:
+    set at one runner's process limit, a fork bomb held at its own container's --pids-limit left no other
+    container a fork (two test suites at once on one machine: the next containers could not start). A
+    runner started while another container's threads fill its limit starts, and forks."""
+    use_the_container_engine(monkeypatch)
+    full = tmp_path / "full"
+    fill = (
+        "import sys, threading\n"
+        "stop, held = threading.Event(), 0\n"
+        "try:\n"
+        "    while True:\n"
+        "        threading.Thread(target=stop.wait, daemon=True).start()\n"
+        "        held += 1\n"
+        "except RuntimeError:\n"
+        f"    open({str(full)!r}, 'w').write(str(held))\n"
+        "sys.stdin.read()\n"
+    )
+    forks = (
+        "import os\n"
+        "for _ in range(8):\n"
+        "    pid = os.fork()\n"
+        "    os._exit(0) if pid == 0 else os.waitpid(pid, 0)\n"
+    )
+
+    def launch(code: str, channel: bool) -> Launch:
+        return Launch([sys.executable, "-c", code], [], [tmp_path], [], {}, timeout_s=120, channel=channel)
+
+    def launcher() -> DockerLauncher:
+        return DockerLauncher(device="cpu", deadline=time.monotonic() + 300, limits=LIMITS)
+
+    filling = launcher().start(launch(fill, channel=True))  # holds its threads until its input ends
+    try:
+        for _ in range(600):
+            if full.exists() and full.read_text():
+                break
+            time.sleep(0.1)
+        assert LIMITS.processes - 8 < int(full.read_text()) < LIMITS.processes  # stopped by its own limit
+        outcome = launcher()(launch(forks, channel=False))
+        assert outcome.returncode == 0, outcome.log
+    finally:
+        filling.stop()
+
+
 def test_a_kernel_that_slows_its_own_round_trip_has_only_the_baselines_taken_off(
     tpch_data: Path, tmp_path: Path, no_admission: None
 ) -> None:

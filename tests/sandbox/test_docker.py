@@ -98,7 +98,8 @@ def test_the_run_command_pins_one_gpu_the_image_and_every_limit(docker: FakeDock
         ("--security-opt", "no-new-privileges"),
         ("--user", "65534:65534"),
         ("--pull", "never"),
-        ("--pids-limit", "512"),
+        ("--pids-limit", "512"),  # the container's own process limit
+        ("--ulimit", "nproc=8192:8192"),  # counted over every container's processes: room for 16
         ("--memory", str(8 * GiB)),
         ("--memory-swap", str(8 * GiB)),  # no swap beyond the memory limit
         ("--ulimit", "core=0"),

@@ -1,8 +1,8 @@
 """Does a kernel's device time follow where its own buffers land, or what ran just before it?
 
-The harness's reports put the Triton Q14 kernel's `_q14_partials` at 609-616 us a call in a runner of
-its own and 582-584 us in harness 0.4.1's loop (scripts/gpu/switch.py `--profile` on an H100, session
-36): 0.4.1 called the compiled TorchPlan and the kernel in turn in one process, on the same clones, one
+scripts/gpu/switch.py `--profile` on an H100 (session 36) put the Triton Q14 kernel's `_q14_partials`
+at 607-617 us a call in a runner of its own or alone in a process, and at 582-584 us in harness 0.4.1's
+loop, which calls the compiled TorchPlan and the kernel in turn in one process, on the same clones, one
 caching allocator for both. Here, in this process, each kernel file's calls are profiled under:
 
 - alone: the kernel's calls on the clones in turn, as in a runner of its own (twice a round);
@@ -130,10 +130,10 @@ def measure(args: argparse.Namespace, kernel_file: Path) -> list[dict[str, Any]]
 
 
 def summarize(rows: list[dict[str, Any]]) -> None:
-    """Per kernel file and condition: its largest device kernel's time a call (the median of its calls),
+    """Per kernel file and condition: its pass over lineitem's time a call (the median of its calls),
     round by round, and the median against `alone`; `twice` as its first and second call on a clone."""
     median = statistics.median
-    print("| kernel | condition | largest kernel, us a call, round by round | median | vs alone | "
+    print("| kernel | condition | pass over lineitem, us a call, round by round | median | vs alone | "
           "flag table at |")  # fmt: skip
     print("|---|---|---|---|---|---|")
     for name in dict.fromkeys(r["kernel"] for r in rows):

@@ -54,17 +54,17 @@ FIXED = ("alone", "pad 2", "pad 4", "pad", "pad 24", "pad 100", "plan before", "
 
 
 class Recorder:
-    """The kernel module's `torch`, which notes the size and address of every `torch.empty` it makes."""
+    """The kernel module's `torch`, which notes the address of every `torch.empty` it makes."""
 
     def __init__(self) -> None:
-        self.made: list[tuple[int, int]] = []
+        self.made: list[int] = []
 
     def __getattr__(self, name: str) -> Any:
         return getattr(torch, name)
 
     def empty(self, *args: Any, **kwargs: Any) -> torch.Tensor:
         made = torch.empty(*args, **kwargs)
-        self.made.append((made.numel() * made.element_size(), made.data_ptr()))
+        self.made.append(made.data_ptr())
         return made
 
 
@@ -96,7 +96,7 @@ def measure(args: argparse.Namespace, kernel_file: Path) -> list[dict[str, Any]]
         recorder.made.clear()
         kernel(clone, **params)
         sync()
-        addresses.append([address for _, address in recorder.made])  # the kernel's own buffers
+        addresses.append(list(recorder.made))  # the kernel's own buffers
 
     rows = []
     for round_ in range(args.rounds + args.fixed):

@@ -210,7 +210,10 @@ def page_check(base: str, upload: dict[str, Any], detail: dict[str, Any]) -> str
     if status != 200:
         return f"HTTP {status}"
     html = raw.decode(errors="replace")
-    missing = [] if f">{detail['status']}<" in html else [f"run status {detail['status']}"]
+    # Pages call a succeeded run "evaluated" (leaderboard/templatetags/leaderboard.py, `run_state`); the
+    # API keeps "succeeded".
+    shown = "evaluated" if detail["status"] == "succeeded" else detail["status"]
+    missing = [] if f">{shown}<" in html else [f"run status {shown}"]
     own = set(_own_queries(upload, detail))
     for row in (detail.get("report") or {}).get("queries", []):
         if row["query"] in own and f'badge {row["status"]}"' not in html:

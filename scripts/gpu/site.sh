@@ -9,7 +9,8 @@
 #   steps: setup (wheels, bubblewrap, migrate, dkb_setup, prepare CHECK_SF and SF), calibrate (baselines,
 #   timed on their own; chunks of CAL_JOBS queries, resumable: a query already recorded is skipped),
 #   serve (start worker and gunicorn unless running), upload [SET ...] (default $SETS), wait, summary,
-#   stop. Default: setup serve upload wait summary. Every call ends with a summary in $OUT.
+#   stop. Default: setup serve upload wait summary. Every call ends with a summary in $OUT, beside
+#   site.log and site.tgz (the reports and the servers' logs: a device call brings back 8 files).
 #   A set is a folder under examples/ (cuda-core, planted/torch-fallback ...), a path, or full22 (the 22
 #   TorchPlans as a Triton set: scripts/gpu/plans_as_set.py); NAME:3 uploads it three times.
 # Environment: DEVICE (auto: cuda when torch sees one), SF (10 on cuda, 0.01 on cpu), CHECK_SF (1 on
@@ -21,10 +22,12 @@
 #   .venv/bin/python3 where there is one).
 #
 # On the GPU host nothing of the web stack is installed: carry .whl (WITH_DEPS=1 ../shared/gpu/wheels.sh
-# ...) and .deb (../shared/gpu/bubblewrap.sh). One device call is at most 600 s and the server dies with
-# the call, so chain calls (each within 30 s of the last, else /tmp is gone) and let every call that
-# uploads or waits serve again; a run still evaluating when its call ends is lost (marked failed by the
-# next serve), so upload only what fits one call:
+# ...: session 37's list is in docs/benchmarks.md; numpy stays the host's) and .deb (../shared/gpu/
+# bubblewrap.sh). One device call is at most 600 s; the servers (setsid) outlive it while the machine
+# stays warm, so chain calls (each within 30 s of the last, else the machine and /tmp are gone) and let
+# every call that uploads or waits serve again (a no-op while they run). A run still evaluating when
+# its call ends goes on, and the next call's `wait` reads it (session 37); one whose machine went back is
+# lost with the machine, so upload what fits one call where you can:
 #   1. bash scripts/gpu/site.sh setup calibrate       (SF1 + SF10 prepare, then as much calibration as fits)
 #   2. bash scripts/gpu/site.sh calibrate              (the rest of the calibration, if any)
 #   3. bash scripts/gpu/site.sh serve upload cuda-core triton-core wait summary
@@ -291,3 +294,6 @@ done
 client summary > /dev/null 2>&1 || true
 cp "$VAR"/logs/*.log "$OUT/" 2>/dev/null || true
 log "call done in $(( $(date +%s) - STARTED )) s; summary in $OUT/summary.md"
+# A device call brings back at most 8 files (session 37 lost the reports so): the servers' logs, the
+# memory samples and the reports in one archive, site.log and summary.md beside it.
+(cd "$OUT" && tar czf site.tgz --remove-files -- reports gpu.txt access.log gunicorn.log memory.log qcluster.log 2> /dev/null) || true

@@ -196,6 +196,15 @@ def use_the_container_engine(monkeypatch: pytest.MonkeyPatch) -> None:
         monkeypatch.setenv("CONTAINERS_CONF", str(ROOT / "docker" / "containers.conf"))
 
 
+def container_launcher() -> DockerLauncher:
+    return DockerLauncher(device="cpu", deadline=time.monotonic() + 300, limits=LIMITS)
+
+
+def python_code(folder: Path, code: str, channel: bool) -> Launch:
+    """`python -c code` with `folder` writable, as the container tests start it."""
+    return Launch([sys.executable, "-c", code], [], [folder], [], {}, timeout_s=120, channel=channel)
+
+
 @pytest.fixture(params=["bubblewrap", "docker"])
 def backend(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
     if request.param == "docker":
@@ -380,13 +389,8 @@ def test_a_container_a_dead_worker_left_frozen_is_thawed_by_the_next_launcher(
         inspected = [engine, "inspect", "--format", "{{.State.Status}}", name]
         return subprocess.run(inspected, capture_output=True, text=True).stdout.strip()
 
-    def launch(code: str, channel: bool) -> Launch:
-        return Launch([sys.executable, "-c", code], [], [tmp_path], [], {}, timeout_s=120, channel=channel)
-
-    def launcher() -> DockerLauncher:
-        return DockerLauncher(device="cpu", deadline=time.monotonic() + 300, limits=LIMITS)
-
-    idle = launcher().start(launch("import sys; sys.stdin.read()", channel=True))  # ends at its input's end
+    # Ends at its input's end.
+    idle = container_launcher().start(python_code(tmp_path, "import sys; sys.stdin.read()", channel=True))
     names = [engine, "ps", "--all", "--format", "{{.Names}}", "--filter", f"name=dkb-runner-{os.getpid()}-"]
     name = ""
     try:
@@ -403,7 +407,8 @@ def test_a_container_a_dead_worker_left_frozen_is_thawed_by_the_next_launcher(
         (CGROUP_NOTES / name).rename(CGROUP_NOTES / f"dkb-runner-{gone.pid}-00000000")  # a dead worker's note
         time.sleep(2)
         assert state(name) == "running"  # frozen: it never saw its client go
-        assert launcher()(launch("pass", channel=False)).returncode == 0  # the next launcher's first runner
+        # The next launcher's first runner.
+        assert container_launcher()(python_code(tmp_path, "pass", channel=False)).returncode == 0
         for _ in range(100):
             if state(name) == "exited":
                 break
@@ -441,20 +446,15 @@ def test_a_container_holding_its_process_limit_leaves_the_next_one_free_to_fork(
         "    os._exit(0) if pid == 0 else os.waitpid(pid, 0)\n"
     )
 
-    def launch(code: str, channel: bool) -> Launch:
-        return Launch([sys.executable, "-c", code], [], [tmp_path], [], {}, timeout_s=120, channel=channel)
-
-    def launcher() -> DockerLauncher:
-        return DockerLauncher(device="cpu", deadline=time.monotonic() + 300, limits=LIMITS)
-
-    filling = launcher().start(launch(fill, channel=True))  # holds its threads until its input ends
+    # Holds its threads until its input ends.
+    filling = container_launcher().start(python_code(tmp_path, fill, channel=True))
     try:
         for _ in range(600):
             if full.exists() and full.read_text():
                 break
             time.sleep(0.1)
         assert LIMITS.processes - 8 < int(full.read_text()) < LIMITS.processes  # stopped by its own limit
-        outcome = launcher()(launch(forks, channel=False))
+        outcome = container_launcher()(python_code(tmp_path, forks, channel=False))
         assert outcome.returncode == 0, outcome.log
     finally:
         filling.stop()

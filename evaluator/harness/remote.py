@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import subprocess
 import time
+from collections import deque
 from typing import Any
 
 from evaluator.channel import ChannelError, Deadline
@@ -38,24 +39,28 @@ class CallFailed(Exception):
 class Remote:
     def __init__(self, started: Started, who: str, spin_s: float = 0.0) -> None:
         self.started, self.who, self.spin_s = started, who, spin_s
-        self.pending: tuple[str, float] | None = None  # a command sent and not yet answered
-        self.sent_at = 0.0
+        # Commands sent and not yet answered, oldest first: (op, sent at, limit). The runner answers them
+        # in turn (the baseline's is sent its next while it is busy), so each one's time runs from the
+        # answer before it.
+        self.pending: deque[tuple[str, float, float]] = deque()
+        self.answered_at = 0.0
         self.waited: dict[str, float] = {}  # per command: seconds from sending to its answer, summed
 
     def send(self, command: dict[str, Any], limit_s: float) -> None:
-        """Send a command; its answer is due within `limit_s` (read it with `answer`)."""
+        """Send a command; its answer is due within `limit_s` (read it with `answer`), counted from the
+        answer to any command sent before it."""
         try:
             self.started.send(command)
         except ChannelError as exc:
             raise self.failed(str(exc)) from None
-        self.sent_at = time.monotonic()
-        self.pending = (command["op"], self.sent_at + limit_s)
+        self.pending.append((command["op"], time.monotonic(), limit_s))
 
     def answer(self, deadline_reason: str | None = None) -> tuple[dict[str, Any], bytes]:
-        """The pending command's answer; RunnerFailed when none came in time, CallFailed for an error."""
-        assert self.pending is not None
-        op, due = self.pending
-        self.pending = None
+        """The oldest pending command's answer; RunnerFailed when none came in time, CallFailed for an
+        error."""
+        op, sent_at, limit_s = self.pending.popleft()
+        started = max(sent_at, self.answered_at)
+        due = started + limit_s
         try:
             answer, payload = self.started.read(due, self.spin_s)
         except Deadline:
@@ -64,7 +69,8 @@ class Remote:
             raise self.failed(None, timeout=deadline_reason or f"no answer to '{op}' in time") from None
         except ChannelError as exc:
             raise self.failed(str(exc)) from None
-        self.waited[op] = self.waited.get(op, 0.0) + time.monotonic() - self.sent_at
+        self.answered_at = time.monotonic()
+        self.waited[op] = self.waited.get(op, 0.0) + self.answered_at - started
         if "error" in answer:
             raise CallFailed(self.who, str(answer["error"]))
         return answer, payload
@@ -72,6 +78,8 @@ class Remote:
     def ask(
         self, command: dict[str, Any], limit_s: float, deadline_reason: str | None = None
     ) -> tuple[dict[str, Any], bytes]:
+        unread = self.pending[0][0] if self.pending else None
+        assert unread is None, f"'{command['op']}' asked before the answer to '{unread}' was read"
         self.send(command, limit_s)
         return self.answer(deadline_reason)
 

@@ -164,11 +164,14 @@ def run_session(
             outcome.stats["coverage"] = {
                 f"{scale_factor(f):g}": n for f, n in zip(sides.folders, chosen.coverage, strict=True)
             }
+        # The baseline's clones and first calls, made while the kernel's trials run (`_pools`).
+        baseline.send(_pool(sides) | {"warm": "ahead"}, sides.query_timeout_s)
         if candidate:
             with phase("trials"):
                 candidate = _trials(candidate, sides, answers, outcome)
             launch.check()  # a kernel that used up the evaluation's time ends the evaluation
-        candidate = _pools(baseline, candidate, sides, outcome)
+        with phase("pools"):
+            candidate = _pools(baseline, candidate, sides, outcome)
         checks = {"baseline": timed.Timed(sides.verify), "kernel": timed.Timed(sides.verify)}
         trip = timed.RoundTrip()
         with _quiet(phase, database, "timing"):
@@ -257,22 +260,41 @@ def _start(
     return candidate
 
 
+def _pool(sides: Sides) -> dict[str, Any]:
+    return {"op": "pool", "size": sides.timing.pool, "params": sides.params}
+
+
 def _pools(baseline: Remote, candidate: Remote | None, sides: Sides, outcome: Outcome) -> Remote | None:
     """The table clones the timed calls rotate over, in both runners; the baseline's mode chosen where
-    it is `best` (a probe in the trusted runner)."""
+    it is `best` (a probe in the trusted runner).
+
+    The baseline's clones and first calls, which compile its plan, were sent before the kernel's trials
+    and made meanwhile (`pool` "ahead"), but for one part: timing a compiled kernel's configurations on
+    the device, which a graph the calibration's compile cache lacks would do. A kernel busy meanwhile
+    would make the baseline keep slow ones for the whole evaluation, so the runner stops short of it
+    (`tune`) and makes those calls here, with the kernel's runner frozen and, on a GPU, the device left
+    to finish what that runner put on it, as before the baseline's timed batches."""
     baseline.answer()  # its main tables, loaded meanwhile
-    pool = {"op": "pool", "size": sides.timing.pool, "params": sides.params}
-    # The baseline's first calls compile its plan, timing each kernel's configurations on the device:
-    # the kernel's runner is frozen meanwhile, as it is while the baseline is timed.
-    frozen = candidate.freeze(True) if candidate else None
-    try:
-        baseline.ask(pool | {"warm": True}, sides.query_timeout_s)
-    finally:
-        if candidate and frozen is not None:
-            candidate.freeze(False)
+    ahead, _ = baseline.answer()
+    outcome.stats["baseline_warm"] = ahead
+    if ahead["tune"]:
+        frozen = candidate.freeze(True) if candidate else None
+        warm = {"op": "warm"} | ({"drain": timed.DRAIN_LIMIT_S} if sides.device.startswith("cuda") else {})
+        try:
+            drained, _ = baseline.ask(warm, sides.query_timeout_s)
+        finally:
+            if candidate and frozen is not None:
+                candidate.freeze(False)
+        outcome.stats["baseline_warm"]["drained"] = drained
+        if drained.get("idle") is False:
+            outcome.fail(
+                Status.REJECTED,
+                f"the device still ran the kernel's work {drained['busy_s']:.1f} s after its runner was "
+                "frozen, where the baseline's compile was to time its configurations",
+            )
     if (
         candidate
-        and _guarded(candidate, outcome, partial(candidate.ask, pool, sides.query_timeout_s)) is None
+        and _guarded(candidate, outcome, partial(candidate.ask, _pool(sides), sides.query_timeout_s)) is None
     ):
         candidate = None
     if sides.baseline_mode == "best":

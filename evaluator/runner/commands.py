@@ -11,11 +11,12 @@ trust (docs/sandbox.md). A kernel that crashes or hangs takes only this process 
 
 from __future__ import annotations
 
+import contextlib
 import os
 import sys
 import time
 import traceback
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -39,6 +40,7 @@ class State:
         self.device: Any = None
         self.query: Any = None
         self.fn: Callable[..., Any] | None = None  # the candidate: the kernel, or the TorchPlan
+        self.compiled = False  # the TorchPlan under torch.compile
         self.filename: str | None = None  # the kernel file's name, for its errors' line numbers
         self.tables: Any = None  # the scale factor loaded last: every trial and timed call copies it
         self.pool: list[Any] = []  # clones of `tables`, rotated between timed calls
@@ -106,6 +108,7 @@ def load(state: State, command: dict[str, Any]) -> Answer:
             return {"build_error": str(exc)}, b""
     elif command["baseline"] == "compiled":
         state.fn = state.query.with_core(torch.compile(state.query.plan()._query_core))
+        state.compiled = True
     else:
         state.fn = state.query.plan().run_query
     return {}, b""
@@ -149,9 +152,80 @@ def pool(state: State, command: dict[str, Any]) -> Answer:
         state.flush = torch.empty(L2_FLUSH_BYTES // 4, dtype=torch.int32, device=state.device)
     state.probe = torch.zeros(1, device=state.device)
     state.probe.add_(1)  # `drain`'s probe loaded before its first timed use
+    if command.get("warm") == "ahead":
+        started = time.perf_counter()
+        tune = _warm_ahead(state)
+        return {"tune": tune, "ahead_s": round(time.perf_counter() - started, 3)}, b""
     if command.get("warm"):
         _warm(state)
     return {}, b""
+
+
+def warm(state: State, command: dict[str, Any]) -> Answer:
+    """The baseline's first calls, where `pool`'s ahead warm-up left configurations to time: the harness
+    has frozen the kernel's runner meanwhile, and with "drain" the device is first left to finish what
+    that runner put on it (`drain`), which would otherwise run beside the configurations timed."""
+    drained = drain(state, float(command["drain"])) if command.get("drain") else {}
+    _warm(state)
+    return drained, b""
+
+
+class _TuneLater(BaseException):
+    """Raised where a compiled kernel's configurations would be timed during the ahead warm-up: not an
+    Exception, so that no `except Exception` of torch's takes it for a configuration that failed."""
+
+
+def _warm_ahead(state: State) -> bool:
+    """The baseline's first calls while the kernel's runner runs its trials: the plan compiles here, most
+    of it on the CPU, and comes from the calibration's compile cache where that holds it. But a compile
+    that would time a kernel's configurations on the device (a graph the cache lacks), where the
+    kernel's work would make the slow ones look fast, stops the calls instead: True says the rest is
+    `warm`'s, with the kernel's runner frozen. True at once on a GPU whose torch has no autotuner this
+    can find."""
+    refusing = _refusing_to_tune(state)
+    if refusing is None:
+        return True
+    with refusing as refused:
+        try:
+            for rep, params in enumerate(state.params):
+                state.call(state.pool[rep % len(state.pool)], params)
+        except _TuneLater:
+            return True
+    if refused:  # torch caught the refusal and chose a configuration untimed: not a baseline to time
+        raise RuntimeError(f"the baseline's compile chose configurations untimed: {', '.join(refused)}")
+    state.sync()
+    _stop_compile_workers()
+    return False
+
+
+def _refusing_to_tune(state: State) -> contextlib.AbstractContextManager[list[str]] | None:
+    """A context in which torch.compile's autotuner raises `_TuneLater` rather than time a kernel's
+    configurations, yielding the kernels it refused. Eager plans and the CPU's compiled ones time none."""
+    if state.device.type != "cuda" or not state.compiled:
+        return contextlib.nullcontext([])
+    try:
+        from torch._inductor.runtime.triton_heuristics import CachingAutotuner
+    except ImportError:
+        return None
+    bench = getattr(CachingAutotuner, "bench", None)
+    if not callable(bench):
+        return None
+
+    @contextlib.contextmanager
+    def refusing() -> Iterator[list[str]]:
+        refused: list[str] = []
+
+        def refuse(autotuner: Any, *args: Any, **kwargs: Any) -> float:
+            refused.append(str(getattr(getattr(autotuner, "fn", None), "__name__", "a kernel")))
+            raise _TuneLater(refused[-1])
+
+        setattr(CachingAutotuner, "bench", refuse)  # noqa: B010 (mypy: a method assigned)
+        try:
+            yield refused
+        finally:
+            setattr(CachingAutotuner, "bench", bench)  # noqa: B010
+
+    return refusing()
 
 
 def _warm(state: State) -> None:
@@ -389,6 +463,7 @@ COMMANDS: dict[str, Callable[[State, dict[str, Any]], Answer]] = {
         tables,
         trial,
         pool,
+        warm,
         arm,
         ping,
         batch,

@@ -5,8 +5,9 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
@@ -95,20 +96,21 @@ from torch._inductor.async_compile import AsyncCompile
 AsyncCompile.warm_pool()
 workers = children()
 params = QUERIES[6].parameter_sets(3, 7)
-runner.pool(state, {"op": "pool", "size": 2, "params": params, "warm": sys.argv[2] == "1"})
+answer, _ = runner.pool(state, {"op": "pool", "size": 2, "params": params, **json.loads(sys.argv[2])})
 from torch._dynamo.utils import counters
 graphs = counters["stats"]["unique_graphs"]
-print(json.dumps({"workers": len(workers), "left": len(children()), "graphs": graphs}))
+print(json.dumps({"workers": len(workers), "left": len(children()), "graphs": graphs, "answer": answer}))
 """
 
 
-@pytest.mark.parametrize("warm", [False, True])
-def test_the_baselines_pool_compiles_its_plan_and_stops_the_compile_workers(sf001, warm: bool) -> None:
+@pytest.mark.parametrize("warm", [None, True, "ahead"])
+def test_the_baselines_pool_compiles_its_plan_and_stops_the_compile_workers(sf001, warm) -> None:
     """With "warm", `pool` makes the compiled baseline's first calls, before any is timed, and stops
     torch's compile workers: started by the first timed batch, they ran on the core both runners are
-    timed on (session 18 on the H200)."""
+    timed on (session 18 on the H200). "ahead", as the harness sends it before the kernel's trials: the
+    same on the CPU, where a compile times nothing on the device, and it says so (`tune`)."""
     done = subprocess.run(
-        [sys.executable, "-c", WARM, str(sf001), "1" if warm else "0"],
+        [sys.executable, "-c", WARM, str(sf001), json.dumps({"warm": warm} if warm else {})],
         capture_output=True,
         text=True,
         timeout=300,
@@ -120,6 +122,77 @@ def test_the_baselines_pool_compiles_its_plan_and_stops_the_compile_workers(sf00
         assert found["graphs"] >= 1 and found["left"] == 0, found
     else:
         assert found["graphs"] == 0 and found["left"] == found["workers"], found
+    if warm == "ahead":
+        assert found["answer"]["tune"] is False and found["answer"]["ahead_s"] > 0, found
+    else:
+        assert found["answer"] == {}, found
+
+
+def _as_on_a_gpu(sf001: Path, plan_call: Callable[..., Any]) -> State:
+    """A compiled baseline's runner state as on a GPU before its first calls, calling `plan_call`. Nothing
+    in the tests that use it reaches the device: each call stops at the autotuner, as a first call of a
+    graph the compile cache lacks would."""
+    from types import SimpleNamespace
+
+    from evaluator.queries import QUERIES
+
+    state = _eager_runner(sf001, 6, QUERIES[6].parameter_sets(3, 7), size=1)
+    state.fn, state.compiled = plan_call, True
+    state.device = SimpleNamespace(type="cuda")
+    return state
+
+
+def test_the_ahead_warm_up_stops_where_a_compile_would_time_configurations_on_the_device(sf001) -> None:
+    """Beside the kernel's trials the baseline's compile must not time its kernels' configurations (the
+    kernel's work would make slow ones look fast): the autotuner is refused there, and `tune` says the
+    rest of the first calls come later (`warm`, with the kernel's runner frozen)."""
+    from types import SimpleNamespace
+
+    from torch._inductor.runtime.triton_heuristics import CachingAutotuner
+
+    from evaluator.runner import commands as runner
+
+    bench, calls = CachingAutotuner.bench, []
+
+    def first_run_of_a_new_graph(tables, **params):
+        calls.append(params)
+        if len(calls) == 2:  # inductor's first run of a kernel with several configurations times them
+            CachingAutotuner.bench(SimpleNamespace(fn=first_run_of_a_new_graph), "launcher")
+        return {}
+
+    state = _as_on_a_gpu(sf001, first_run_of_a_new_graph)
+    assert runner._warm_ahead(state) is True
+    assert len(calls) == 2  # none after the refusal
+    assert CachingAutotuner.bench is bench  # the autotuner is itself again for `warm`
+
+
+def test_an_ahead_warm_up_whose_refusal_was_caught_fails_the_baseline(sf001) -> None:
+    """Where torch caught the refusal, a configuration was chosen without timing: an error, not a baseline
+    that runs slow for the whole evaluation."""
+    from types import SimpleNamespace
+
+    from torch._inductor.runtime.triton_heuristics import CachingAutotuner
+
+    from evaluator.runner import commands as runner
+
+    def caught(tables, **params):
+        try:
+            CachingAutotuner.bench(SimpleNamespace(fn=caught), "launcher")
+        except BaseException:
+            pass
+        return {}
+
+    with pytest.raises(RuntimeError, match="chose configurations untimed: caught"):
+        runner._warm_ahead(_as_on_a_gpu(sf001, caught))
+
+
+def test_on_a_gpu_whose_torch_has_no_autotuner_to_refuse_nothing_is_called_ahead(sf001, monkeypatch) -> None:
+    from evaluator.runner import commands as runner
+
+    calls = []
+    monkeypatch.setitem(sys.modules, "torch._inductor.runtime.triton_heuristics", None)  # import fails
+    assert runner._warm_ahead(_as_on_a_gpu(sf001, lambda tables, **params: calls.append(params))) is True
+    assert calls == []
 
 
 def test_the_baselines_arm_drains_the_device_of_other_work_and_says_how_long_it_waited(

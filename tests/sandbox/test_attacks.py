@@ -333,34 +333,86 @@ def test_a_kernel_that_spins_beside_the_baseline_is_frozen_while_the_baseline_is
     assert 0 < q06["stats"]["kernel_freezing_us"] < 1e6  # the freezer's wait is 1 s
 
 
-def test_the_kernel_is_frozen_while_the_baselines_first_calls_compile_it(
-    tpch_data: Path, tmp_path: Path, no_admission: None, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """A compile's first calls time each kernel's configurations on the device and keep the fastest: a
-    kernel busy meanwhile would make the baseline keep slow ones, for the whole evaluation."""
+def _watch_the_warm_up(
+    monkeypatch: pytest.MonkeyPatch, tune: bool, drained: dict[str, Any] | None = None
+) -> list[tuple[str, Any]]:
+    """What the harness sends each runner and when it freezes the kernel's, in order; with `tune`, the
+    baseline's ahead warm-up answers as on a GPU where its compile would time configurations on the
+    device (a graph the calibration's cache lacks), which the CPU's compile never does; `drained`, what
+    its `warm` then says of the device (on the CPU never busy)."""
     seen: list[tuple[str, Any]] = []
-    freeze, ask = Remote.freeze, Remote.ask
+    freeze, send, answer = Remote.freeze, Remote.send, Remote.answer
 
     def freezing(self: Remote, frozen: bool) -> bool | None:
         done = freeze(self, frozen)
         seen.append((f"{self.who} {'frozen' if frozen else 'thawed'}", done))
         return done
 
-    def asking(self: Remote, command: dict[str, Any], *args: Any) -> Any:
+    def sending(self: Remote, command: dict[str, Any], *args: Any) -> None:
         seen.append((f"{self.who} {command['op']}", command.get("warm")))
-        return ask(self, command, *args)
+        send(self, command, *args)
+
+    def answering(self: Remote, *args: Any, **kwargs: Any) -> Any:
+        op = self.pending[0][0]
+        said, payload = answer(self, *args, **kwargs)
+        if tune and self.who == "baseline" and op == "pool" and "tune" in said:
+            said = said | {"tune": True}
+        if drained is not None and self.who == "baseline" and op == "warm":
+            said = drained
+        return said, payload
 
     monkeypatch.setattr(Remote, "freeze", freezing)
-    monkeypatch.setattr(Remote, "ask", asking)
+    monkeypatch.setattr(Remote, "send", sending)
+    monkeypatch.setattr(Remote, "answer", answering)
+    return seen
+
+
+def test_the_baselines_first_calls_are_made_while_the_kernels_trials_run(
+    tpch_data: Path, tmp_path: Path, no_admission: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The baseline's first calls compile its plan: seconds a query, made while the kernel's runner runs
+    its trials. On the CPU no compile times configurations on the device, so none is left for later."""
+    seen = _watch_the_warm_up(monkeypatch, tune=False)
     q06 = evaluate(attack_set(tmp_path, "spin_beside_the_baseline"), tpch_data)
     assert q06["status"] == Status.PASSED, q06["reason"]
-    warm = seen.index(("baseline pool", True))
+    ahead = seen.index(("baseline pool", "ahead"))
+    assert seen.index(("kernel trial", None)) > ahead
+    assert ("baseline warm", None) not in seen
+    assert seen[ahead + 1 :].index(("kernel frozen", True)) > seen[ahead + 1 :].index(("kernel pool", None))
+    assert q06["stats"]["baseline_warm"]["tune"] is False
+    assert "pools" in q06["stats"]["wall_s"]
+
+
+def test_the_kernel_is_frozen_while_the_baselines_first_calls_time_its_configurations(
+    tpch_data: Path, tmp_path: Path, no_admission: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A compile's first calls time each kernel's configurations on the device and keep the fastest: a
+    kernel busy meanwhile would make the baseline keep slow ones, for the whole evaluation. Where the
+    ahead warm-up stopped short of that, the rest of it is made with the kernel's runner frozen."""
+    seen = _watch_the_warm_up(monkeypatch, tune=True)
+    q06 = evaluate(attack_set(tmp_path, "spin_beside_the_baseline"), tpch_data)
+    assert q06["status"] == Status.PASSED, q06["reason"]
+    warm = seen.index(("baseline warm", None))
+    assert seen.index(("baseline pool", "ahead")) < seen.index(("kernel trial", None)) < warm
     assert seen[warm - 1 : warm + 2] == [
         ("kernel frozen", True),
-        ("baseline pool", True),
+        ("baseline warm", None),
         ("kernel thawed", True),
     ], seen
     assert ("kernel pool", None) in seen[warm:]  # the kernel's own pool: no first calls there
+    assert q06["stats"]["baseline_warm"]["tune"] is True
+
+
+def test_a_kernel_whose_work_outlasts_the_drain_before_the_baselines_compile_is_rejected(
+    tpch_data: Path, tmp_path: Path, no_admission: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Work a kernel's runner left on the GPU runs on once the runner is frozen: the baseline's runner
+    waits for it before timing its configurations, and a device still busy at the limit, as a GPU
+    would answer, rejects the kernel."""
+    _watch_the_warm_up(monkeypatch, tune=True, drained={"busy_s": 10.02, "probes": 3, "idle": False})
+    q06 = evaluate(attack_set(tmp_path, "spin_beside_the_baseline"), tpch_data)
+    assert q06["status"] == Status.REJECTED, q06["reason"]
+    assert q06["reason"].startswith("the device still ran the kernel's work 10.0 s after its runner was")
 
 
 def test_where_it_cannot_be_frozen_a_kernel_spinning_beside_the_baseline_is_rejected(

@@ -192,7 +192,8 @@ def run_session(
             if sides.device.startswith("cuda") and "kernel" in outcome.stats:
                 with phase("alone"):
                     timed.time_alone(baseline, sides, outcome)
-    # Where the seconds went, per runner and command: from sending each to holding its answer.
+    # Where the seconds went, per runner and command: from sending each (or from the answer before it,
+    # where the runner was busy) to holding its answer.
     outcome.stats["waited_s"] = {
         remote.who: {op: round(s, 3) for op, s in remote.waited.items()}
         for remote in (runners.baseline, runners.candidate)

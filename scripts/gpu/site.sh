@@ -10,7 +10,8 @@
 #   timed on their own; chunks of CAL_JOBS queries, resumable: a query already recorded is skipped),
 #   serve (start worker and gunicorn unless running), upload [SET ...] (default $SETS), wait, summary,
 #   stop. Default: setup serve upload wait summary. Every call ends with a summary in $OUT, beside
-#   site.log and site.tgz (the reports and the servers' logs: a device call brings back 8 files).
+#   site.log and site.tgz (the reports, the calibration record and the servers' logs: a device call brings
+#   back 8 files).
 #   A set is a folder under examples/ (cuda-core, planted/torch-fallback ...), a path, or full22 (the 22
 #   TorchPlans as a Triton set: scripts/gpu/plans_as_set.py); NAME:3 uploads it three times.
 # Environment: DEVICE (auto: cuda when torch sees one), SF (10 on cuda, 0.01 on cpu), CHECK_SF (1 on
@@ -293,7 +294,10 @@ while [ $i -lt ${#steps[@]} ]; do
 done
 client summary > /dev/null 2>&1 || true
 cp "$VAR"/logs/*.log "$OUT/" 2>/dev/null || true
+# The calibration record (each baseline's mode and medians on this hardware): it goes with the machine.
+mkdir -p "$OUT/baselines" && cp "$DKB_DATA_DIR"/baselines/*.json "$OUT/baselines/" 2>/dev/null || true
 log "call done in $(( $(date +%s) - STARTED )) s; summary in $OUT/summary.md"
 # A device call brings back at most 8 files (session 37 lost the reports so): the servers' logs, the
 # memory samples and the reports in one archive, site.log and summary.md beside it.
-(cd "$OUT" && tar czf site.tgz --remove-files -- reports gpu.txt access.log gunicorn.log memory.log qcluster.log 2> /dev/null) || true
+(cd "$OUT" && tar czf site.tgz --remove-files -- reports baselines gpu.txt access.log gunicorn.log memory.log \
+  qcluster.log 2> /dev/null) || true

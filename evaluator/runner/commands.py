@@ -182,13 +182,11 @@ def _warm_ahead(state: State) -> bool:
     kernel's work would make the slow ones look fast, stops the calls instead: True says the rest is
     `warm`'s, with the kernel's runner frozen. True at once on a GPU whose torch has no autotuner this
     can find."""
-    refusing = _refusing_to_tune(state)
-    if refusing is None:
-        return True
-    with refusing as refused:
+    with _tuning_refused(state) as refused:
+        if refused is None:
+            return True
         try:
-            for rep, params in enumerate(state.params):
-                state.call(state.pool[rep % len(state.pool)], params)
+            _first_calls(state)
         except _TuneLater:
             return True
     if refused:  # torch caught the refusal and chose a configuration untimed: not a baseline to time
@@ -198,34 +196,40 @@ def _warm_ahead(state: State) -> bool:
     return False
 
 
-def _refusing_to_tune(state: State) -> contextlib.AbstractContextManager[list[str]] | None:
-    """A context in which torch.compile's autotuner raises `_TuneLater` rather than time a kernel's
-    configurations, yielding the kernels it refused. Eager plans and the CPU's compiled ones time none."""
+@contextlib.contextmanager
+def _tuning_refused(state: State) -> Iterator[list[str] | None]:
+    """Within it torch.compile's autotuner raises `_TuneLater` rather than time a kernel's configurations;
+    yields the kernels it refused so far, or None on a GPU whose torch has no autotuner this can find.
+    Eager plans and the CPU's compiled ones time none."""
     if state.device.type != "cuda" or not state.compiled:
-        return contextlib.nullcontext([])
+        yield []
+        return
     try:
         from torch._inductor.runtime.triton_heuristics import CachingAutotuner
     except ImportError:
-        return None
+        yield None
+        return
     bench = getattr(CachingAutotuner, "bench", None)
     if not callable(bench):
-        return None
+        yield None
+        return
+    refused: list[str] = []
 
-    @contextlib.contextmanager
-    def refusing() -> Iterator[list[str]]:
-        refused: list[str] = []
+    def refuse(autotuner: Any, *args: Any, **kwargs: Any) -> float:
+        refused.append(str(getattr(getattr(autotuner, "fn", None), "__name__", "a kernel")))
+        raise _TuneLater(refused[-1])
 
-        def refuse(autotuner: Any, *args: Any, **kwargs: Any) -> float:
-            refused.append(str(getattr(getattr(autotuner, "fn", None), "__name__", "a kernel")))
-            raise _TuneLater(refused[-1])
+    setattr(CachingAutotuner, "bench", refuse)  # noqa: B010 (mypy: a method assigned)
+    try:
+        yield refused
+    finally:
+        setattr(CachingAutotuner, "bench", bench)  # noqa: B010
 
-        setattr(CachingAutotuner, "bench", refuse)  # noqa: B010 (mypy: a method assigned)
-        try:
-            yield refused
-        finally:
-            setattr(CachingAutotuner, "bench", bench)  # noqa: B010
 
-    return refusing()
+def _first_calls(state: State) -> None:
+    """One call on each of the pool's parameter sets, the clones in turn."""
+    for rep, params in enumerate(state.params):
+        state.call(state.pool[rep % len(state.pool)], params)
 
 
 def _warm(state: State) -> None:
@@ -235,8 +239,7 @@ def _warm(state: State) -> None:
     runners' core (`arm`) and kept half of it busy while both runners were timed there: the compiled
     baseline's Q14 ran 1.46 ms beside the CUDA example set's kernel against 0.84 ms alone (docs/
     benchmarks.md, session 18)."""
-    for rep, params in enumerate(state.params):
-        state.call(state.pool[rep % len(state.pool)], params)
+    _first_calls(state)
     state.sync()
     _stop_compile_workers()
 

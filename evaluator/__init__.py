@@ -6,4 +6,4 @@ effects, so a researcher can `pip install` the project and run `python -m evalua
 from __future__ import annotations
 
 # Every stored result names the harness that produced it; bump on any change to what is measured.
-HARNESS_VERSION = "0.6.18"
+HARNESS_VERSION = "0.6.19"

@@ -130,14 +130,25 @@ def _rotate(table: Table, rows: int, replaced: Mapping[str, torch.Tensor]) -> Ta
 
 
 def column_bytes(sf_folder: Path, columns: Mapping[str, Iterable[str]]) -> int:
-    """Bytes of these columns on the device, from the cache's metadata: what a query must read."""
+    """Bytes of these columns on the device, from the cache's metadata: what a query reads if it reads
+    every row of every column it references."""
     tables = read_meta(sf_folder)["tables"]
-    total = 0
-    for table, names in columns.items():
-        for name in names:
-            info = tables[table]["columns"][name]
-            total += tables[table]["rows"] * np.dtype(info["dtype"]).itemsize * info.get("width", 1)
-    return total
+    return sum(_width(tables[t], name) * tables[t]["rows"] for t, names in columns.items() for name in names)
+
+
+def scan_bytes(sf_folder: Path, columns: Mapping[str, Iterable[str]]) -> int:
+    """Bytes of one pass over the largest of these tables, its narrowest column: what any kernel must
+    read. A selective filter lets a kernel skip the other columns' bytes for rows it drops (a GPU reads
+    in 32-byte sectors), so `column_bytes` is no floor; but every row of the largest table must be
+    looked at once to know whether it qualifies."""
+    tables = read_meta(sf_folder)["tables"]
+    largest = max(columns, key=lambda t: tables[t]["rows"])
+    return tables[largest]["rows"] * min(_width(tables[largest], name) for name in columns[largest])
+
+
+def _width(table: Mapping, column: str) -> int:
+    info = table["columns"][column]
+    return np.dtype(info["dtype"]).itemsize * info.get("width", 1)
 
 
 def read_meta(sf_folder: Path) -> dict:

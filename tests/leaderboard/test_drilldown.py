@@ -162,6 +162,23 @@ def test_a_kernel_page_shows_the_result_timing_attribution_and_roofline(
     assert "near the bandwidth floor: flagged for review" in page
 
 
+def test_a_kernel_page_says_a_kernel_faster_than_reading_its_columns_skips_bytes(
+    anonymous, submit, timed_report
+) -> None:
+    # 0.6.19: over the columns' floor is flagged, not rejected (the CUDA reference Q15 on an H100).
+    report = timed_report(kernel_ms=0.447)
+    report["queries"][0] |= {"roofline_fraction": 1.128}
+    report["queries"][0]["stats"] |= {"roofline_floor_ms": 0.504, "scan_floor_ms": 0.072}
+    run = services.evaluation_record(run=submit().runs.get(), report=report)
+    page = " ".join(anonymous.get(f"/submissions/{run.submission_id}/kernels/6/").content.decode().split())
+    assert "<strong>113%</strong> of the speed the bandwidth floor allows" in page
+    assert "faster than that, so it skips bytes of rows its filters drop." in page
+    plain = services.evaluation_record(run=submit().runs.get(), report=timed_report())  # at 42% of it
+    assert (
+        "skips bytes" not in anonymous.get(f"/submissions/{plain.submission_id}/kernels/6/").content.decode()
+    )
+
+
 def test_a_kernel_page_shows_a_failures_status_and_reason(anonymous, two_query_run) -> None:
     run = two_query_run(model="Failing LLM")
     page = anonymous.get(f"/submissions/{run.submission_id}/kernels/14/?run={run.pk}")

@@ -50,6 +50,7 @@ CONDITIONAL = {
         "slow_host": "only when the host ran slow",
         "unstable": "only for an unsure median",
         "roofline_floor_ms": "needs a peak bandwidth: GPU only",
+        "scan_floor_ms": "needs a peak bandwidth: GPU only",
         "flagged": "only when the result needs review",
         "framework_fallback": "only under 80% own device time",
         "timed_checks_capped_at": "only when a candidate repeats its results",

@@ -137,10 +137,11 @@ def column_bytes(sf_folder: Path, columns: Mapping[str, Iterable[str]]) -> int:
 
 
 def scan_bytes(sf_folder: Path, columns: Mapping[str, Iterable[str]]) -> int:
-    """Bytes of one pass over the largest of these tables, its narrowest column: what any kernel must
+    """Bytes of one pass over the largest of these tables, its narrowest column: what a kernel must
     read. A selective filter lets a kernel skip the other columns' bytes for rows it drops (a GPU reads
     in 32-byte sectors), so `column_bytes` is no floor; but every row of the largest table must be
-    looked at once to know whether it qualifies."""
+    looked at once to know whether it qualifies (unless a kernel finds rows by the data's layout:
+    docs/evaluation.md, "Not yet")."""
     tables = read_meta(sf_folder)["tables"]
     largest = max(columns, key=lambda t: tables[t]["rows"])
     return tables[largest]["rows"] * min(_width(tables[largest], name) for name in columns[largest])

@@ -6,8 +6,8 @@
 #   export OUT && QUEUE="110:-:prepare 75:1:new-cuda-core ..." BUDGET=560 bash scripts/gpu/queue.sh
 # (the device's $OUT exported, so that trust.sh and sandbox.sh write there too).
 # An entry is EST:ROUND:STEP: EST the seconds it is expected to take, ROUND a label ("-": none), STEP
-# one of trust.sh's steps (ROUND its ROUND), q06null, switch-q06, switch-q14 (--profile), placement, or sandbox
-# (ROUND a or b: session 25's two lists of scripts/gpu/sandbox.sh's rows).
+# one of trust.sh's steps (ROUND its ROUND), q06null, switch-q06, switch-q03 and switch-q14 (--profile),
+# placement, or sandbox (ROUND a or b: session 25's two lists of scripts/gpu/sandbox.sh's rows).
 set -uo pipefail
 BUDGET=${BUDGET:-560}; export OUT=${OUT:-/tmp/out}; mkdir -p "$OUT" /tmp/dkb-trust; DONE=/tmp/dkb-trust/done; touch $DONE
 SF10=/tmp/dkb-trust/data/sf10
@@ -33,6 +33,9 @@ for item in ${QUEUE:?QUEUE names the steps}; do
     switch-q06) PYTHONPATH=/tmp/site:$PWD python3 scripts/gpu/switch.py $SF10 --calls 10 \
         --conditions free,inline,inline+flush,pair --candidate 6=examples/cuda-core/q06.py --candidate 6 \
         --out "$OUT/switch-q06-$round.json" 2>&1 | grep -v ' done$' | tee -a "$OUT/trust.log" ;;
+    switch-q03) PYTHONPATH=/tmp/site:$PWD python3 scripts/gpu/switch.py $SF10 --calls 10 --profile \
+        --conditions free+flush,inline+flush,pair --candidate 3=examples/triton-core/q03.py --candidate 3 \
+        --out "$OUT/switch-q03-$round.json" 2>&1 | grep -v ' done$' | tee -a "$OUT/trust.log" ;;
     switch-q14) PYTHONPATH=/tmp/site:$PWD python3 scripts/gpu/switch.py $SF10 --calls 7 --rounds 4 \
         --conditions free,free+sandboxed,inline,pair --candidate 14=examples/triton-core/q14.py --profile \
         --out "$OUT/switch-q14-$round.json" 2>&1 | grep -v ' done$' | tee -a "$OUT/trust.log" ;;
